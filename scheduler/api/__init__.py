@@ -1,0 +1,85 @@
+"""Data the scheduler reasons about: resources, tasks, jobs, nodes, queues, snapshots, manifests."""
+
+from scheduler.api.cluster_info import ClusterInfo, shadow_group_name
+from scheduler.api.job_info import FitErrors, JobInfo, PodGroupSpec, TaskInfo, Toleration
+from scheduler.api.manifests import (
+    GROUP_NAME_ANNOTATION,
+    PREEMPTABLE_KEY,
+    QUEUE_NAME_ANNOTATION,
+    ParsedPod,
+    PdbSpec,
+    PriorityClassSpec,
+    parse_node,
+    parse_pdb,
+    parse_pod,
+    parse_pod_group,
+    parse_priority_class,
+    parse_queue,
+)
+from scheduler.api.node_arrays import FloatArray, MaskArray, NodeArrays
+from scheduler.api.node_info import NodeInfo, NodeSpec, Taint
+from scheduler.api.queue_info import DEFAULT_QUEUE, ROOT_QUEUE, QueueInfo
+from scheduler.api.resource_info import CPU, INFINITY, MEMORY, MIN_RESOURCE, PODS, ZERO, DimensionDefault, Resource
+from scheduler.api.selectors import match_expression, match_label_selector, match_node_selector_term
+from scheduler.api.types import (
+    JobID,
+    PodGroupPhase,
+    QueueID,
+    QueueState,
+    TaskID,
+    TaskStatus,
+    Vote,
+    is_allocated_status,
+    is_preemptable_status,
+)
+
+__all__ = [
+    "CPU",
+    "DEFAULT_QUEUE",
+    "GROUP_NAME_ANNOTATION",
+    "INFINITY",
+    "MEMORY",
+    "MIN_RESOURCE",
+    "PODS",
+    "PREEMPTABLE_KEY",
+    "QUEUE_NAME_ANNOTATION",
+    "ROOT_QUEUE",
+    "ZERO",
+    "ClusterInfo",
+    "DimensionDefault",
+    "FitErrors",
+    "FloatArray",
+    "JobID",
+    "JobInfo",
+    "MaskArray",
+    "NodeArrays",
+    "NodeInfo",
+    "NodeSpec",
+    "ParsedPod",
+    "PdbSpec",
+    "PodGroupPhase",
+    "PodGroupSpec",
+    "PriorityClassSpec",
+    "QueueID",
+    "QueueInfo",
+    "QueueState",
+    "Resource",
+    "Taint",
+    "TaskID",
+    "TaskInfo",
+    "TaskStatus",
+    "Toleration",
+    "Vote",
+    "is_allocated_status",
+    "is_preemptable_status",
+    "match_expression",
+    "match_label_selector",
+    "match_node_selector_term",
+    "parse_node",
+    "parse_pdb",
+    "parse_pod",
+    "parse_pod_group",
+    "parse_priority_class",
+    "parse_queue",
+    "shadow_group_name",
+]

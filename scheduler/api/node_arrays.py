@@ -1,0 +1,74 @@
+"""NodeArrays: the nodes x dimensions float64 matrices that vectorise fit and scoring over all nodes.
+
+Columns are `cpu` (milli), `memory` (bytes), `pods` (count) and every scalar resource seen in the
+snapshot (milli units). Each `NodeInfo` writes its own row through `write` whenever it changes, so
+the matrices always mirror the node objects: a node is their single owner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from scheduler.api.node_info import NodeInfo
+from scheduler.api.resource_info import CPU, MEMORY, MIN_RESOURCE, PODS, Resource
+
+__all__ = ["FloatArray", "MaskArray", "NodeArrays"]
+
+FloatArray = npt.NDArray[np.float64]
+MaskArray = npt.NDArray[np.bool_]
+
+
+class NodeArrays:
+    """Allocatable, idle, releasing and pipelined matrices, one row a node in `nodes` order."""
+
+    __slots__ = ("allocatable", "columns", "dims", "idle", "nodes", "pipelined", "releasing")
+
+    def __init__(self, nodes: Sequence[NodeInfo], scalar_names: Iterable[str]) -> None:
+        self.dims: tuple[str, ...] = (CPU, MEMORY, PODS, *sorted(set(scalar_names)))
+        self.columns = {name: column for column, name in enumerate(self.dims)}
+        shape = (len(nodes), len(self.dims))
+        self.nodes = list(nodes)
+        self.allocatable: FloatArray = np.zeros(shape)
+        self.idle: FloatArray = np.zeros(shape)
+        self.releasing: FloatArray = np.zeros(shape)
+        self.pipelined: FloatArray = np.zeros(shape)
+        for index, node in enumerate(self.nodes):
+            self.allocatable[index] = self._row(node.allocatable, node.allocatable.max_task_num)
+            node.attach(self, index)
+
+    def _row(self, resource: Resource, pods: float) -> list[float]:
+        row = [resource.milli_cpu, resource.memory, pods]
+        row.extend(resource.scalars.get(name, 0.0) for name in self.dims[3:])
+        return row
+
+    def write(self, node: NodeInfo) -> None:
+        """Copy `node`'s idle, releasing and pipelined state into its row."""
+        index = node.index
+        self.idle[index] = self._row(node.idle, node.idle_pods)
+        self.releasing[index] = self._row(node.releasing, node.releasing_pods)
+        self.pipelined[index] = self._row(node.pipelined, node.pipelined_pods)
+
+    def request(self, resreq: Resource) -> FloatArray:
+        """Return a task request as a row vector: its resources plus one pod slot."""
+        vector = np.asarray(self._row(resreq, 1.0))
+        if any(name not in self.columns for name, value in resreq.scalars.items() if value > 0):
+            vector = np.append(vector, np.inf)
+        return vector
+
+    def used(self) -> FloatArray:
+        """Return Allocatable - Idle."""
+        return self.allocatable - self.idle
+
+    def future_idle(self) -> FloatArray:
+        """Return Idle + Releasing - Pipelined."""
+        return self.idle + self.releasing - self.pipelined
+
+    def fits(self, request: FloatArray, available: FloatArray) -> MaskArray:
+        """Return, per node, whether `request` <= `available` in every dimension (tolerance 0.1)."""
+        if request.shape[0] > available.shape[1]:
+            return np.zeros(available.shape[0], dtype=bool)
+        result: MaskArray = np.all(request < available + MIN_RESOURCE, axis=1)
+        return result
