@@ -1,0 +1,331 @@
+"""The Helm chart, deploy/py-volcano.yaml and the CRDs, checked with the real helm and a real API server.
+
+helm is looked up at ``${PY_VOLCANO_CACHE:-$HOME/.cache/py-volcano}/bin/helm`` (built by
+hack/build-control-plane.sh), then on PATH. Without it these tests FAIL: they are the only check
+that the committed manifest is what the chart renders.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+CHART = REPO / "charts" / "py-volcano"
+DEPLOY_MANIFEST = REPO / "deploy" / "py-volcano.yaml"
+RENDER_SCRIPT = REPO / "hack" / "render-deploy.sh"
+FIXTURES = REPO / "tests" / "unit" / "deploy" / "fixtures"
+CRD_NAMES = ("queues.scheduling.volcano.sh", "podgroups.scheduling.volcano.sh")
+
+
+def find_helm() -> str | None:
+    cache = Path(os.environ.get("PY_VOLCANO_CACHE") or Path.home() / ".cache" / "py-volcano")
+    cached = cache / "bin" / "helm"
+    if cached.is_file() and os.access(cached, os.X_OK):
+        return str(cached)
+    return shutil.which("helm")
+
+
+@pytest.fixture(scope="module")
+def helm() -> str:
+    found = find_helm()
+    if found is None:
+        pytest.fail(
+            "helm not found: expected ${PY_VOLCANO_CACHE:-$HOME/.cache/py-volcano}/bin/helm "
+            "(build it with `bash hack/build-control-plane.sh helm`) or helm on PATH",
+            pytrace=False,
+        )
+    return found
+
+
+def run(
+    *args: str, env: dict[str, str] | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(args, capture_output=True, text=True, env=env, cwd=REPO, check=False)
+    if check and result.returncode != 0:
+        pytest.fail(
+            f"{' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}", pytrace=False
+        )
+    return result
+
+
+def render(helm: str, *values: str) -> list[dict[str, Any]]:
+    out = run(helm, "template", "py-volcano", str(CHART), "--namespace", "volcano-system", *values).stdout
+    return [doc for doc in yaml.safe_load_all(out) if doc]
+
+
+def one(docs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    (found,) = [doc for doc in docs if doc["kind"] == kind]
+    return found
+
+
+def container_args(docs: list[dict[str, Any]]) -> list[str]:
+    (container,) = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    return list(container["args"])
+
+
+# --- helm ------------------------------------------------------------------------------------------
+
+VARIANTS = [
+    pytest.param([], id="defaults"),
+    pytest.param(["--set", "replicaCount=2"], id="two-replicas"),
+    pytest.param(["--set", "leaderElection.enabled=false"], id="no-leader-election"),
+    pytest.param(
+        ["--set", "serviceMonitor.enabled=true", "--set", "podDisruptionBudget.enabled=true"], id="extras"
+    ),
+]
+
+
+@pytest.mark.parametrize("values", VARIANTS)
+def test_helm_lint(helm: str, values: list[str]) -> None:
+    run(helm, "lint", "--strict", str(CHART), *values)
+
+
+def test_deploy_manifest_is_a_fresh_render(helm: str) -> None:
+    """deploy/py-volcano.yaml is exactly what hack/render-deploy.sh makes of the chart now."""
+    env = {**os.environ, "HELM": helm}
+    fresh = run("bash", str(RENDER_SCRIPT), "-", env=env).stdout
+    assert fresh == DEPLOY_MANIFEST.read_text(), "deploy/py-volcano.yaml is stale: run hack/render-deploy.sh"
+
+
+def test_default_render(helm: str) -> None:
+    docs = render(helm, "--include-crds")
+    kinds = sorted(doc["kind"] for doc in docs)
+    assert kinds == sorted(
+        [
+            "CustomResourceDefinition",
+            "CustomResourceDefinition",
+            "ServiceAccount",
+            "ConfigMap",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "Service",
+            "Deployment",
+        ]
+    )
+    args = container_args(docs)
+    assert "--leader-elect" in args
+    assert "--leader-elect-namespace=$(POD_NAMESPACE)" in args
+    assert "--scheduler-name=py-volcano" in args
+    conf = yaml.safe_load(one(docs, "ConfigMap")["data"]["volcano-scheduler.conf"])
+    assert conf["actions"] == "enqueue, allocate, backfill"
+    assert [[plugin["name"] for plugin in tier["plugins"]] for tier in conf["tiers"]] == [
+        ["priority", "gang", "conformance"],
+        ["overcommit", "drf", "predicates", "proportion", "nodeorder", "binpack"],
+    ]
+
+
+def test_two_replicas_get_a_disruption_budget_and_leader_election(helm: str) -> None:
+    docs = render(helm, "--set", "replicaCount=2")
+    assert one(docs, "PodDisruptionBudget")["spec"]["minAvailable"] == 1
+    assert one(docs, "Deployment")["spec"]["replicas"] == 2
+    assert "--leader-elect" in container_args(docs)
+
+
+def test_without_leader_election_the_rollout_recreates(helm: str) -> None:
+    docs = render(helm, "--set", "leaderElection.enabled=false")
+    args = container_args(docs)
+    assert "--no-leader-elect" in args
+    assert not any(arg.startswith("--leader-elect") for arg in args)
+    assert one(docs, "Deployment")["spec"]["strategy"] == {"type": "Recreate"}
+    assert not [doc for doc in docs if doc["kind"] == "PodDisruptionBudget"]
+
+
+def test_replicas_without_leader_election_are_refused(helm: str) -> None:
+    result = run(
+        helm,
+        "template",
+        "py-volcano",
+        str(CHART),
+        "--set",
+        "replicaCount=2",
+        "--set",
+        "leaderElection.enabled=false",
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "leaderElection.enabled must be true" in result.stderr
+
+
+def test_service_monitor_scrapes_the_metrics_service(helm: str) -> None:
+    docs = render(helm, "--set", "serviceMonitor.enabled=true")
+    monitor = one(docs, "ServiceMonitor")
+    service = one(docs, "Service")
+    selector = monitor["spec"]["selector"]["matchLabels"]
+    assert selector.items() <= service["metadata"]["labels"].items()
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["port"] == service["spec"]["ports"][0]["name"] == "metrics"
+    assert endpoint["path"] == "/metrics"
+
+
+def test_settings_reach_the_flags(helm: str) -> None:
+    docs = render(
+        helm,
+        "--set",
+        "scheduler.name=batch",
+        "--set",
+        "scheduler.schedulePeriod=0.5",
+        "--set",
+        "metrics.port=9090",
+        "--set",
+        "scheduler.logLevel=debug",
+    )
+    args = container_args(docs)
+    assert {
+        "--scheduler-name=batch",
+        "--schedule-period=0.5",
+        "--listen-address=0.0.0.0:9090",
+        "--log-level=debug",
+    } <= set(args)
+    (container,) = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9090, "protocol": "TCP"}]
+
+
+# --- a real API server --------------------------------------------------------------------------
+
+_SERVER_SET_METADATA = ("creationTimestamp", "generation", "resourceVersion", "uid", "selfLink")
+
+
+def _fixture_documents() -> list[Any]:
+    params = []
+    for path in sorted(FIXTURES.glob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            params.append(pytest.param(doc, id=path.stem))
+    return params
+
+
+@pytest.fixture(scope="module")
+def kubectl(control_plane: Any) -> Iterator[Any]:
+    """kubectl against the e2e cluster, with the CRDs installed and Established."""
+    binary = shutil.which("kubectl") or control_plane.binary("kubectl")
+
+    def kubectl_(
+        *args: str, input: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run(
+            [binary, f"--kubeconfig={control_plane.kubeconfig}", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if check and result.returncode != 0:
+            pytest.fail(
+                f"kubectl {' '.join(args)} exited {result.returncode}:\n{result.stderr}", pytrace=False
+            )
+        return result
+
+    kubectl_("apply", "--server-side", "--force-conflicts", "-f", str(REPO / "crds"))
+    kubectl_("wait", "--for=condition=Established", "--timeout=60s", *(f"crd/{name}" for name in CRD_NAMES))
+    yield kubectl_
+
+
+@pytest.mark.parametrize("doc", _fixture_documents())
+def test_volcano_manifests_are_accepted_by_the_api_server(kubectl: Any, doc: dict[str, Any]) -> None:
+    """Strict field validation: a field the CRD lacks is an error, not silently pruned.
+
+    Metadata the server sets (the website examples are `kubectl get -o yaml` dumps) is dropped first.
+    """
+    doc = copy.deepcopy(doc)
+    for obj in doc["items"] if doc["kind"] == "List" else [doc]:
+        for key in _SERVER_SET_METADATA:
+            obj["metadata"].pop(key, None)
+    kubectl("create", "--dry-run=server", "--validate=strict", "-f", "-", input=yaml.safe_dump(doc))
+
+
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        pytest.param(
+            {"kind": "Queue", "metadata": {"name": "w0"}, "spec": {"weight": 0}}, "spec.weight", id="weight"
+        ),
+        pytest.param(
+            {"kind": "Queue", "metadata": {"name": "cap"}, "spec": {"capability": {"cpu": "two"}}},
+            "spec.capability",
+            id="quantity",
+        ),
+        pytest.param(
+            {
+                "kind": "PodGroup",
+                "metadata": {"name": "neg", "namespace": "default"},
+                "spec": {"minMember": -1},
+            },
+            "spec.minMember",
+            id="minMember",
+        ),
+        pytest.param(
+            {
+                "kind": "PodGroup",
+                "metadata": {"name": "extra", "namespace": "default"},
+                "spec": {"minAvailable": 1},
+            },
+            "minAvailable",
+            id="unknown-field",
+        ),
+    ],
+)
+def test_invalid_objects_are_refused(kubectl: Any, manifest: dict[str, Any], message: str) -> None:
+    manifest = {"apiVersion": "scheduling.volcano.sh/v1beta1", **manifest}
+    result = kubectl(
+        "create", "--dry-run=server", "--validate=strict", "-f", "-", input=json.dumps(manifest), check=False
+    )
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_schema_defaults_apply(kubectl: Any) -> None:
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "defaults"}}
+    created = json.loads(
+        kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(queue)).stdout
+    )
+    assert created["spec"] == {"weight": 1, "reclaimable": True}
+    group = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "defaults", "namespace": "default"},
+        "spec": {"minMember": 1},
+    }
+    created = json.loads(
+        kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(group)).stdout
+    )
+    assert created["spec"]["queue"] == "default"
+
+
+def test_short_names_and_printer_columns(kubectl: Any) -> None:
+    queue = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": "chart-e2e"},
+        "spec": {"weight": 3},
+    }
+    kubectl("apply", "-f", "-", input=json.dumps(queue))
+    try:
+        header, row = kubectl("get", "q", "chart-e2e").stdout.splitlines()
+        assert header.split()[:3] == ["NAME", "WEIGHT", "STATE"]
+        assert row.split()[:2] == ["chart-e2e", "3"]
+        assert kubectl("get", "pg", "-A").returncode == 0
+    finally:
+        kubectl("delete", "queue", "chart-e2e", "--ignore-not-found")
+
+
+def test_deploy_manifest_is_accepted_by_the_api_server(kubectl: Any) -> None:
+    """Every object of deploy/py-volcano.yaml passes server-side validation (dry run; real Namespace)."""
+    namespace_existed = kubectl("get", "namespace", "volcano-system", check=False).returncode == 0
+    if not namespace_existed:
+        kubectl("create", "namespace", "volcano-system")
+    try:
+        kubectl("apply", "--server-side", "--dry-run=server", "--validate=strict", "-f", str(DEPLOY_MANIFEST))
+    finally:
+        if not namespace_existed:
+            kubectl("delete", "namespace", "volcano-system", "--wait=false")
