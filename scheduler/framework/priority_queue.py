@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import heapq
+from functools import cmp_to_key
 from collections.abc import Callable, Iterable
 from typing import Generic, TypeVar
 
-__all__ = ["PriorityQueue"]
+__all__ = ["PriorityQueue", "ordered"]
 
 T = TypeVar("T")
 
@@ -56,3 +57,12 @@ class PriorityQueue(Generic[T]):
 
     def __len__(self) -> int:
         return len(self._heap)
+
+
+def ordered(less: Callable[[T, T], bool], items: Iterable[T]) -> list[T]:
+    """Return `items` sorted so that each comes before those it is `less` than; stable on ties."""
+
+    def compare(l: T, r: T) -> int:
+        return -1 if less(l, r) else 1 if less(r, l) else 0
+
+    return sorted(items, key=cmp_to_key(compare))

@@ -1,0 +1,14 @@
+"""Actions, one module each, and the table that names them (no registration by import side effect)."""
+
+from collections.abc import Mapping
+
+from scheduler.actions import allocate, backfill, enqueue
+from scheduler.framework import ActionBuilder
+
+__all__ = ["ACTIONS"]
+
+ACTIONS: Mapping[str, ActionBuilder] = {
+    enqueue.NAME: enqueue.new,
+    allocate.NAME: allocate.new,
+    backfill.NAME: backfill.new,
+}

@@ -1,0 +1,15 @@
+"""Plugins, one module (or folder) each, and the table that names them."""
+
+from collections.abc import Mapping
+
+from scheduler.framework import PluginBuilder
+from scheduler.plugins import conformance, gang, overcommit, priority
+
+__all__ = ["PLUGINS"]
+
+PLUGINS: Mapping[str, PluginBuilder] = {
+    priority.NAME: priority.new,
+    gang.NAME: gang.new,
+    conformance.NAME: conformance.new,
+    overcommit.NAME: overcommit.new,
+}

@@ -1,0 +1,44 @@
+"""conformance: never offer critical pods (kube-system, system-*-critical classes) as victims."""
+
+from __future__ import annotations
+
+from scheduler.api import TaskInfo, Vote
+from scheduler.framework import Arguments, Session
+
+__all__ = ["NAME", "ConformancePlugin", "new"]
+
+NAME = "conformance"
+_CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+_SYSTEM_NAMESPACE = "kube-system"
+
+
+class ConformancePlugin:
+    """Filters victims of preempt and reclaim."""
+
+    name = NAME
+
+    def __init__(self, args: Arguments) -> None:
+        self.args = args
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Register the victim filter for preempt and reclaim."""
+        ssn.add_preemptable_fn(NAME, evictable)
+        ssn.add_reclaimable_fn(NAME, evictable)
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Nothing to report."""
+
+
+def evictable(evictor: TaskInfo, evictees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
+    """Keep every evictee that is neither in kube-system nor of a system-critical priority class."""
+    victims = [
+        task
+        for task in evictees
+        if task.namespace != _SYSTEM_NAMESPACE and task.priority_class_name not in _CRITICAL_CLASSES
+    ]
+    return victims, Vote.PERMIT
+
+
+def new(args: Arguments) -> ConformancePlugin:
+    """Build the plugin."""
+    return ConformancePlugin(args)
