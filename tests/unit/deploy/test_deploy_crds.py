@@ -6,10 +6,11 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import openapi_subset
 import pytest
 import yaml
-from openapi_subset import QUANTITY_PATTERN, structural_errors, validate_object
+
+from . import openapi_subset
+from .openapi_subset import QUANTITY_PATTERN, structural_errors, validate_object
 
 REPO = Path(__file__).resolve().parents[3]
 CRDS = REPO / "crds"

@@ -9,9 +9,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import operations_doc
 import pytest
 import yaml
+
+from . import operations_doc
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFEST = REPO / "deploy" / "py-volcano.yaml"
