@@ -246,10 +246,10 @@ def parse_pod(
     resreq, init_resreq = pod_requests(spec, name)
     node_name = str(spec.get("nodeName") or "")
     priority, never = _pod_priority(spec, priority_classes)
-    uid = str(meta.get("uid") or name)
+    uid = str(meta.get("uid") or meta["name"])
     preemptable = str(labels.get(PREEMPTABLE_KEY, annotations.get(PREEMPTABLE_KEY, "true"))).lower() != "false"
     task = TaskInfo(
-        uid=TaskID(uid),
+        uid=TaskID(str(meta.get("uid") or name)),
         name=str(meta["name"]),
         namespace=str(meta.get("namespace") or "default"),
         resreq=resreq,
@@ -286,11 +286,12 @@ def parse_node(obj: Mapping[str, Any]) -> NodeSpec:
     name = _require_name(obj, InvalidNode, namespaced=False)
     spec = _dict(obj.get("spec"), InvalidNode, name, "spec")
     status = _dict(obj.get("status"), InvalidNode, name, "status")
-    capacity = _resources(status.get("capacity"), InvalidNode, name, "status.capacity")
     if status.get("allocatable") is None:
+        capacity = _resources(status.get("capacity"), InvalidNode, name, "status.capacity")
         allocatable = capacity.clone()
     else:
         allocatable = _resources(status.get("allocatable"), InvalidNode, name, "status.allocatable")
+        capacity = _resources(status.get("capacity"), InvalidNode, name, "status.capacity")
     taints = []
     for i, taint in enumerate(spec.get("taints") or []):
         if not isinstance(taint, Mapping) or not taint.get("key"):

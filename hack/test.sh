@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The one test command (README, .ci/run): set up the virtualenv, build or reuse the
+# local control plane (real kube-apiserver, etcd, kube-controller-manager, kwok, helm),
+# then run every test: unit, scenarios (in memory) and end-to-end (against the API server).
+# Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[dev]'
+
+if ! bash hack/build-control-plane.sh; then
+  echo "error: the local Kubernetes control plane could not be built; e2e tests cannot run" >&2
+  exit 1
+fi
+
+.venv/bin/python -m pytest tests e2e "$@"

@@ -1,0 +1,77 @@
+"""Manifest parsing: what is read, defaults, and errors that name object and field."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler.api import PodGroupPhase, QueueState, TaskStatus, parse_node, parse_pod, parse_pod_group, parse_queue
+from scheduler.errors import InvalidNode, InvalidPod, InvalidPodGroup, InvalidQueue, ObjectError
+from tests.builders import cluster, node, pod, pod_group, priority_class, queue
+
+
+@pytest.mark.parametrize(
+    ("parse", "obj", "error", "field"),
+    [
+        pytest.param(parse_queue, queue(name="q", weight=0), InvalidQueue, "spec.weight", id="queue-weight-zero"),
+        pytest.param(parse_queue, queue(name="q", capability={"cpu": "lots"}), InvalidQueue, "spec.capability.cpu", id="queue-bad-quantity"),
+        pytest.param(parse_pod_group, {**pod_group(name="g"), "spec": {"minMember": -1}}, InvalidPodGroup, "spec.minMember", id="pg-negative-min"),
+        pytest.param(parse_node, node(name="n", cpu="x"), InvalidNode, "status.allocatable.cpu", id="node-bad-cpu"),
+        pytest.param(lambda o: parse_pod(o, priority_classes={}), {"kind": "Pod", "metadata": {}}, InvalidPod, "metadata.name", id="pod-no-name"),
+    ],
+)
+def test_errors_name_the_object_and_the_field(parse, obj, error: type[ObjectError], field: str) -> None:  # type: ignore[no-untyped-def]
+    """ObjectError subclasses carry kind, ns/name and field."""
+    with pytest.raises(error) as info:
+        parse(obj)
+    assert info.value.field == field
+    assert field in str(info.value)
+
+
+def test_pod_fields_and_status_mapping() -> None:
+    """Priority from the class, preemptable annotation, tolerations, host ports, Bound when Pending with a node."""
+    classes = {"high": priority_class(name="high", value=1000)}
+    from scheduler.api import parse_priority_class
+
+    parsed = parse_pod(
+        pod(
+            name="p",
+            node_name="n",
+            phase="Pending",
+            annotations={"volcano.sh/preemptable": "false"},
+            spec={
+                "priorityClassName": "high",
+                "tolerations": [{"key": "k", "operator": "Exists"}],
+                "containers": [{"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}]}],
+            },
+        ),
+        priority_classes={name: parse_priority_class(obj) for name, obj in classes.items()},
+    )
+    task = parsed.task
+    assert (task.priority, task.preemptable, task.status) == (1000, False, TaskStatus.BOUND)
+    assert task.tolerations[0].key == "k" and task.host_ports == (("0.0.0.0", "TCP", 8080),)
+    assert parsed.scheduler_name == "py-volcano" and parsed.queue == "default"
+
+
+def test_queue_and_pod_group_defaults() -> None:
+    """Weight 1, reclaimable, Open; PodGroup minMember 1 in queue default, Pending."""
+    q = parse_queue({"kind": "Queue", "metadata": {"name": "q"}})
+    assert (q.weight, q.reclaimable, q.state, q.capability, q.deserved) == (1, True, QueueState.OPEN, None, None)
+    g = parse_pod_group({"kind": "PodGroup", "metadata": {"name": "g", "namespace": "ns"}})
+    assert (g.min_member, g.queue, g.phase, g.key) == (1, "default", PodGroupPhase.PENDING, "ns/g")
+
+
+def test_snapshot_links_pods_to_groups_and_warns_about_missing_ones() -> None:
+    """Pods join their PodGroup; a pod without one is its own job; missing groups and queues are warnings."""
+    snapshot = cluster(
+        node(name="n"),
+        pod_group(name="g", queue="nowhere"),
+        pod(name="g-0", group="g"),
+        pod(name="lost", group="missing"),
+        pod(name="solo", queue="default"),
+        pod(name="other", node_name="n", scheduler="default-scheduler"),
+    )
+    assert sorted(snapshot.jobs) == ["default/g", "default/podgroup-solo"]
+    assert [t.name for t in snapshot.jobs["default/g"].tasks.values()] == ["g-0"]
+    assert any("queue 'nowhere' not found" in w for w in snapshot.warnings)
+    assert any("PodGroup 'missing' not found" in w for w in snapshot.warnings)
+    assert snapshot.nodes["n"].used.milli_cpu == 1000

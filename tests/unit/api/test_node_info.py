@@ -1,0 +1,77 @@
+"""NodeInfo bookkeeping (seed 002): Idle + Used = Allocatable, FutureIdle, and the arrays mirror."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scheduler.api import NodeArrays, TaskStatus
+from tests.builders import cluster, node, pod
+
+
+def _state(info):  # type: ignore[no-untyped-def]
+    return (
+        info.idle.milli_cpu,
+        info.used.milli_cpu,
+        info.releasing.milli_cpu,
+        info.pipelined.milli_cpu,
+        info.used_pods,
+        info.releasing_pods,
+        info.pipelined_pods,
+    )
+
+
+def test_running_releasing_and_pipelined_tasks_are_accounted_as_the_seed_says() -> None:
+    """Running uses idle; Releasing uses idle and counts as releasing; Pipelined only reserves."""
+    snapshot = cluster(node(name="n", cpu="4"), pod(name="a", node_name="n", cpu="1"))
+    info = snapshot.nodes["n"]
+    assert _state(info) == (3000, 1000, 0, 0, 1, 0, 0)
+    task = next(iter(info.tasks.values())).clone()
+    task.status = TaskStatus.RELEASING
+    info.update_task(task)
+    assert _state(info) == (3000, 1000, 1000, 0, 1, 1, 0)
+    assert info.future_idle().milli_cpu == 4000
+    waiting = pod(name="b", cpu="2")
+    job_task = next(t for j in cluster(waiting).jobs.values() for t in j.tasks.values())
+    job_task.status = TaskStatus.PIPELINED
+    info.add_task(job_task)
+    assert _state(info) == (3000, 1000, 1000, 2000, 1, 1, 1)
+    assert info.future_idle().milli_cpu == 2000
+    info.remove_task(job_task)
+    info.remove_task(task)
+    assert _state(info) == (4000, 0, 0, 0, 0, 0, 0)
+
+
+def test_adding_a_task_twice_fails_and_leaves_the_node_unchanged() -> None:
+    """Failure guarantee of add_task."""
+    snapshot = cluster(node(name="n"), pod(name="a", node_name="n"))
+    info = snapshot.nodes["n"]
+    before = _state(info)
+    task = next(iter(info.tasks.values()))
+    try:
+        info.add_task(task)
+    except ValueError:
+        pass
+    assert _state(info) == before
+
+
+def test_arrays_follow_every_change() -> None:
+    """NodeArrays rows equal the node objects after adds and removes."""
+    snapshot = cluster(node(name="n1", cpu="4", scalars={"nvidia.com/gpu": "2"}), node(name="n2", cpu="8"),
+                       pod(name="a", node_name="n1", cpu="1"))
+    nodes = list(snapshot.nodes.values())
+    arrays = NodeArrays(nodes, ["nvidia.com/gpu"])
+    assert arrays.dims == ("cpu", "memory", "pods", "nvidia.com/gpu")
+    np.testing.assert_allclose(arrays.idle[:, 0], [3000, 8000])
+    np.testing.assert_allclose(arrays.idle[:, 2], [109, 110])
+    np.testing.assert_allclose(arrays.idle[:, 3], [2000, 0])
+    task = next(iter(nodes[0].tasks.values()))
+    nodes[0].remove_task(task)
+    np.testing.assert_allclose(arrays.idle[0], [4000, 8 * 2**30, 110, 2000])
+
+
+def test_fit_uses_pod_slots_so_a_node_without_pods_fits_nothing() -> None:
+    """BEHAVIOUR.md: every pod uses one pods slot."""
+    snapshot = cluster(node(name="full", pods="0"), node(name="ok"))
+    arrays = NodeArrays(list(snapshot.nodes.values()), [])
+    request = arrays.request(next(iter(cluster(pod(name="p", cpu="100m")).jobs.values())).tasks.popitem()[1].resreq)
+    assert arrays.fits(request, arrays.idle).tolist() == [False, True]

@@ -1,0 +1,150 @@
+"""The resource model against every example of seed 002 (002_7f64123dc496f917.txt)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler.api import INFINITY, ZERO, Resource
+from scheduler.api.manifests import pod_requests
+
+GI = 2.0**30
+GPU = "nvidia.com/gpu"
+
+
+def res(cpu: float = 0, mem: float = 0, **scalars: float) -> Resource:
+    """cpu in milli, mem in Gi, scalars in whole units (stored milli)."""
+    return Resource(cpu, mem * GI, {k.replace("_", "/").replace("nvidia/", "nvidia.com/"): v * 1000 for k, v in scalars.items()})
+
+
+def test_seed_002_add() -> None:
+    """Add: cpu=2000,mem=4Gi,gpu=1 + cpu=1000,mem=2Gi,gpu=1 = cpu=3000,mem=6Gi,gpu=2."""
+    total = res(2000, 4, nvidia_gpu=1).add(res(1000, 2, nvidia_gpu=1))
+    assert (total.milli_cpu, total.memory, total.scalars) == (3000, 6 * GI, {GPU: 2000})
+
+
+def test_seed_002_less() -> None:
+    """Less: {1000, 2Gi, gpu 1} < {2000, 4Gi, gpu 2} in every dimension."""
+    assert res(1000, 2, nvidia_gpu=1).less(res(2000, 4, nvidia_gpu=2), ZERO)
+    assert not res(2000, 2, nvidia_gpu=1).less(res(2000, 4, nvidia_gpu=2), ZERO)
+
+
+def test_seed_002_less_equal_with_resources_name() -> None:
+    """{3000, 8Gi, gpu 2} vs {2000, 4Gi, gpu 4}: (false, [cpu, memory])."""
+    assert res(3000, 8, nvidia_gpu=2).less_equal_with_resources_name(res(2000, 4, nvidia_gpu=4), ZERO) == (
+        False,
+        ["cpu", "memory"],
+    )
+
+
+def test_seed_002_less_equal_with_dimension_and_resources_name() -> None:
+    """Only dimensions the request asks for count: a GPU-only request ignores CPU and memory."""
+    assert res(3000, 8).less_equal_with_dimension_and_resources_name(res(2000, 4), res(nvidia_gpu=1)) == (True, [])
+    assert res(3000, 8).less_equal_with_dimension_and_resources_name(res(2000, 4), res(cpu=1)) == (False, ["cpu"])
+
+
+def test_seed_002_diff() -> None:
+    """{3000, 2Gi} vs {2000, 4Gi}: increased cpu 1000, decreased memory 2Gi."""
+    increased, decreased = res(3000, 2).diff(res(2000, 4), ZERO)
+    assert (increased.milli_cpu, increased.memory) == (1000, 0)
+    assert (decreased.milli_cpu, decreased.memory) == (0, 2 * GI)
+
+
+def test_seed_002_future_idle_example() -> None:
+    """Idle 100m + Releasing 500m - Pipelined 300m = 300m."""
+    assert res(100).add(res(500)).sub_without_assert(res(300)).milli_cpu == 300
+
+
+def test_seed_002_pod_request_is_max_of_containers_sum_and_init_max() -> None:
+    """Containers 500m/1Gi + 300m/512Mi, init 1000m/512Mi and 200m/2Gi: request 1000m/2Gi."""
+    spec = {
+        "containers": [
+            {"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}},
+            {"resources": {"requests": {"cpu": "300m", "memory": "512Mi"}}},
+        ],
+        "initContainers": [
+            {"resources": {"requests": {"cpu": "1000m", "memory": "512Mi"}}},
+            {"resources": {"requests": {"cpu": "200m", "memory": "2Gi"}}},
+        ],
+    }
+    resreq, init_resreq = pod_requests(spec, "ns/pod")
+    assert (resreq.milli_cpu, resreq.memory) == (800, 1.5 * GI)
+    assert (init_resreq.milli_cpu, init_resreq.memory) == (1000, 2 * GI)
+
+
+def test_pod_overhead_is_added_and_limits_default_requests() -> None:
+    """Limits stand in for missing requests; spec.overhead adds to both requests."""
+    spec = {"containers": [{"resources": {"limits": {"cpu": "1"}}}], "overhead": {"cpu": "250m"}}
+    resreq, init_resreq = pod_requests(spec, "ns/pod")
+    assert resreq.milli_cpu == init_resreq.milli_cpu == 1250
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "default", "expected"),
+    [
+        pytest.param(res(1000), res(1000.05), ZERO, True, id="within-epsilon"),
+        pytest.param(res(1000.2), res(1000), ZERO, False, id="beyond-epsilon"),
+        pytest.param(res(nvidia_gpu=1), res(), ZERO, False, id="missing-scalar-is-zero"),
+        pytest.param(res(nvidia_gpu=1), res(), INFINITY, True, id="missing-scalar-is-infinite"),
+        pytest.param(res(), res(nvidia_gpu=1), INFINITY, False, id="missing-left-infinite-exceeds"),
+        pytest.param(res(), res(nvidia_gpu=1), ZERO, True, id="missing-left-zero-fits"),
+    ],
+)
+def test_less_equal_defaults(left: Resource, right: Resource, default: object, expected: bool) -> None:
+    """Epsilon 0.1 and the Zero/Infinity rule for missing dimensions."""
+    assert left.less_equal(right, default) is expected  # type: ignore[arg-type]
+
+
+def test_less_equal_partly_and_greater_partly() -> None:
+    """Partly: at least one dimension."""
+    assert res(3000, 1).less_equal_partly(res(2000, 4), ZERO)
+    assert not res(3000, 5).less_equal_partly(res(2000, 4), ZERO)
+    assert res(3000, 1).greater_partly(res(2000, 4), ZERO)
+
+
+def test_min_dimension_resource() -> None:
+    """Per-dimension minimum; a scalar the other lacks stays under INFINITY and drops to 0 under ZERO."""
+    assert res(3000, 1, nvidia_gpu=2).min_dimension_resource(res(2000, 4), INFINITY).scalars == {GPU: 2000}
+    lowered = res(3000, 1, nvidia_gpu=2).min_dimension_resource(res(2000, 4), ZERO)
+    assert (lowered.milli_cpu, lowered.memory, lowered.scalars) == (2000, GI, {GPU: 0})
+
+
+def test_exceeded_part() -> None:
+    """Only what is above the other side, never negative."""
+    part = res(3000, 1, nvidia_gpu=2).exceeded_part(res(2000, 4, nvidia_gpu=1))
+    assert (part.milli_cpu, part.memory, part.scalars) == (1000, 0, {GPU: 1000})
+
+
+def test_fit_delta() -> None:
+    """Idle.fit_delta(request): requested dimensions minus request and epsilon; negative means short."""
+    delta = res(1000, 4).fit_delta(res(1500, 0))
+    assert delta.milli_cpu == pytest.approx(-500.1)
+    assert delta.memory == 4 * GI
+
+
+def test_is_empty_and_multi() -> None:
+    """Empty below epsilon in every dimension; multi scales every dimension."""
+    assert Resource(0.05, 0.05).is_empty()
+    assert not res(nvidia_gpu=1).is_empty()
+    scaled = res(1000, 2, nvidia_gpu=1).multi(1.5)
+    assert (scaled.milli_cpu, scaled.memory, scaled.scalars) == (1500, 3 * GI, {GPU: 1500})
+
+
+def test_sub_asserts_and_sub_without_assert_goes_negative() -> None:
+    """Sub refuses to go negative; SubWithoutAssert allows it."""
+    with pytest.raises(AssertionError):
+        res(1000).sub(res(2000))
+    assert res(1000).sub_without_assert(res(2000)).milli_cpu == -1000
+
+
+def test_from_list_parses_quantities_and_names_bad_keys() -> None:
+    """Kubernetes quantities; pods go to max_task_num; a bad quantity names its key."""
+    parsed = Resource.from_list({"cpu": "1500m", "memory": "1Gi", "pods": "110", GPU: 2})
+    assert (parsed.milli_cpu, parsed.memory, parsed.max_task_num, parsed.scalars) == (1500, GI, 110, {GPU: 2000})
+    with pytest.raises(ValueError, match="^memory: "):
+        Resource.from_list({"memory": "lots"})
+
+
+def test_to_quantities_round_trip() -> None:
+    """Formatting gives whole cores, binary suffixes and scalar units."""
+    assert res(28000, 4, nvidia_gpu=1).to_quantities() == {"cpu": "28", "memory": "4Gi", GPU: "1"}
+    assert Resource(500).to_quantities()["cpu"] == "500m"

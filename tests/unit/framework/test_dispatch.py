@@ -1,0 +1,73 @@
+"""Tier semantics of BEHAVIOUR.md (Tiers) and seed 004 sections 3.2 and 4.2."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from scheduler.api import TaskID, TaskInfo, Resource, Vote
+from scheduler.framework import dispatch
+
+
+def task(name: str) -> TaskInfo:
+    return TaskInfo(uid=TaskID(name), name=name, namespace="ns", resreq=Resource())
+
+
+A, B, C = task("a"), task("b"), task("c")
+
+
+def offers(*tasks: TaskInfo, vote: Vote = Vote.PERMIT) -> Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], Vote]]:
+    return lambda preemptor, candidates: (list(tasks), vote)
+
+
+@pytest.mark.parametrize(
+    ("tiers", "expected"),
+    [
+        pytest.param([[offers(A, B), offers(B, C)]], ["b"], id="intersection-inside-a-tier"),
+        pytest.param([[offers(A, vote=Vote.ABSTAIN), offers(B)]], ["b"], id="abstainer-ignored"),
+        pytest.param([[offers(), offers(A)], [offers(C)]], ["c"], id="empty-answer-defers-to-next-tier"),
+        pytest.param([[offers(A)], [offers(C)]], ["a"], id="first-deciding-tier-wins"),
+        pytest.param([[offers(A), offers(B)], [offers(C)]], ["c"], id="empty-intersection-defers"),
+        pytest.param([[offers()], [offers()]], [], id="nobody-offers"),
+    ],
+)
+def test_tiered_victims(tiers: list[list[dispatch.VictimFn]], expected: list[str]) -> None:
+    """Victims are intersected inside a tier; an empty tier result does not veto."""
+    assert [t.name for t in dispatch.tiered_victims(tiers, A, [A, B, C])] == expected
+
+
+@pytest.mark.parametrize(
+    ("tiers", "expected"),
+    [
+        pytest.param([], True, id="no-plugin-permits"),
+        pytest.param([[lambda j: Vote.ABSTAIN]], True, id="abstention-permits"),
+        pytest.param([[lambda j: Vote.PERMIT], [lambda j: Vote.REJECT]], True, id="permit-in-first-tier-decides"),
+        pytest.param([[lambda j: Vote.PERMIT, lambda j: Vote.REJECT]], False, id="reject-in-same-tier-refuses"),
+        pytest.param([[lambda j: Vote.ABSTAIN], [lambda j: Vote.REJECT]], False, id="reject-in-later-tier"),
+    ],
+)
+def test_tiered_vote(tiers: list[list[Callable[[object], Vote]]], expected: bool) -> None:
+    """Job enqueueable / pipelined voting."""
+    assert dispatch.tiered_vote(tiers, object()) is expected
+
+
+@pytest.mark.parametrize(
+    ("tiers", "expected"),
+    [
+        pytest.param([], False, id="none-implements-not-starving"),
+        pytest.param([[lambda j: True]], True, id="tier-says-starving"),
+        pytest.param([[lambda j: True, lambda j: False]], False, id="any-plugin-says-not"),
+        pytest.param([[lambda j: True], [lambda j: False]], True, id="first-tier-decides"),
+    ],
+)
+def test_tiered_starving(tiers: list[list[Callable[[object], bool]]], expected: bool) -> None:
+    """Seed 004 section 3.2."""
+    assert dispatch.tiered_starving(tiers, object()) is expected
+
+
+def test_first_nonzero_orders_by_first_deciding_plugin() -> None:
+    """Orderings walk tiers and plugins until one decides."""
+    tiers = [[lambda l, r: 0, lambda l, r: 1], [lambda l, r: -1]]
+    assert dispatch.first_nonzero(tiers, 1, 2) == 1
+    assert dispatch.first_nonzero([[lambda l, r: 0]], 1, 2) == 0

@@ -1,0 +1,101 @@
+"""Statement: operations mutate at once, commit records decisions in order, discard restores exactly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from scheduler.api import TaskStatus
+from scheduler.framework import EventHandler, Registry, Session, Statement, open_session, parse_conf
+from scheduler.plugins import gang, priority
+from tests.builders import cluster, node, pod, pod_group
+
+REGISTRY = Registry(plugins={"gang": gang.new, "priority": priority.new}, actions={})
+CONF = parse_conf(
+    'actions: "allocate"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang',
+    actions={"allocate"},
+    plugins=REGISTRY.plugins.keys(),
+)
+
+
+def session() -> Session:
+    return open_session(
+        cluster(
+            node(name="n1", cpu="4"),
+            node(name="n2", cpu="4"),
+            pod_group(name="run", phase="Running"),
+            pod(name="run-0", group="run", node_name="n1", cpu="2"),
+            pod(name="run-1", group="run", node_name="n1", cpu="2"),
+            pod_group(name="new", phase="Inqueue"),
+            pod(name="new-0", group="new", cpu="1"),
+            pod(name="new-1", group="new", cpu="1"),
+        ),
+        CONF,
+        REGISTRY,
+    )
+
+
+def state(ssn: Session) -> Any:
+    nodes = {
+        name: (
+            n.idle.milli_cpu, n.used.milli_cpu, n.releasing.milli_cpu, n.pipelined.milli_cpu,
+            n.used_pods, n.releasing_pods, n.pipelined_pods,
+            sorted((t.name, t.status.value) for t in n.tasks.values()),
+        )
+        for name, n in ssn.nodes.items()
+    }
+    jobs = {
+        uid: (
+            j.allocated.milli_cpu,
+            sorted((s.value, sorted(t.name for t in ts.values())) for s, ts in j.task_status_index.items()),
+            sorted((t.name, t.node_name) for t in j.tasks.values()),
+        )
+        for uid, j in ssn.jobs.items()
+    }
+    return nodes, jobs, ssn.arrays.idle.copy(), ssn.arrays.releasing.copy(), ssn.arrays.pipelined.copy()
+
+
+def tasks(ssn: Session, job: str) -> list[Any]:
+    return sorted(ssn.jobs[f"default/{job}"].tasks.values(), key=lambda t: t.name)  # type: ignore[index]
+
+
+def test_discard_restores_the_exact_prior_state() -> None:
+    """Allocate, pipeline and evict, then discard: nodes, jobs and arrays are as before."""
+    ssn = session()
+    events: list[str] = []
+    ssn.add_event_handler(EventHandler(allocate=lambda t: events.append(f"+{t.name}"),
+                                       deallocate=lambda t: events.append(f"-{t.name}")))
+    before = state(ssn)
+    victim = tasks(ssn, "run")[0]
+    new0, new1 = tasks(ssn, "new")
+    stmt = Statement(ssn)
+    stmt.evict(victim, "preempt")
+    stmt.pipeline(new0, "n1")
+    stmt.allocate(new1, "n2")
+    assert victim.status is TaskStatus.RELEASING and new0.status is TaskStatus.PIPELINED
+    assert ssn.nodes["n1"].releasing.milli_cpu == 2000 and ssn.nodes["n1"].pipelined.milli_cpu == 1000
+    assert ssn.arrays.idle[1, 0] == 3000
+    stmt.discard()
+    after = state(ssn)
+    assert after[:2] == before[:2]
+    for got, want in zip(after[2:], before[2:], strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert events == ["-run-0", "+new-0", "+new-1", "-new-1", "-new-0", "+run-0"]
+    assert not ssn.binds and not ssn.evictions
+
+
+def test_commit_records_binds_and_evictions_in_order() -> None:
+    """Commit turns allocations into binds and evictions into eviction decisions; pipelines stay in the session."""
+    ssn = session()
+    victim = tasks(ssn, "run")[1]
+    new0, new1 = tasks(ssn, "new")
+    stmt = Statement(ssn)
+    stmt.evict(victim, "reclaim")
+    stmt.pipeline(new0, "n1")
+    stmt.allocate(new1, "n2")
+    stmt.commit()
+    assert [(t.name, n) for t, n in ssn.binds] == [("new-1", "n2")]
+    assert [(t.name, r) for t, r in ssn.evictions] == [("run-1", "reclaim")]
+    assert new0.status is TaskStatus.PIPELINED and new0.node_name == "n1"
+    assert stmt.operations == []
