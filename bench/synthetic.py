@@ -1,0 +1,112 @@
+"""Synthetic clusters for benchmarks: nodes with cpu/memory/gpu mixes, labels and taints; weighted
+queues; gang jobs of sizes 1 to 64 with priorities. Deterministic for a given seed."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler.api import (
+    ClusterInfo,
+    ParsedPod,
+    parse_node,
+    parse_pod,
+    parse_pod_group,
+    parse_priority_class,
+    parse_queue,
+)
+
+__all__ = ["Shape", "build_cluster", "manifests"]
+
+_NODE_TYPES = (
+    ({"cpu": "32", "memory": "128Gi", "pods": "110"}, "cpu"),
+    ({"cpu": "64", "memory": "256Gi", "pods": "110"}, "cpu"),
+    ({"cpu": "48", "memory": "384Gi", "pods": "110", "nvidia.com/gpu": "8"}, "gpu"),
+)
+_POD_SHAPES = (
+    {"cpu": "500m", "memory": "1Gi"},
+    {"cpu": "1", "memory": "2Gi"},
+    {"cpu": "2", "memory": "4Gi"},
+    {"cpu": "4", "memory": "16Gi"},
+)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How big a synthetic cluster is."""
+
+    nodes: int
+    pending_pods: int
+    queues: int = 10
+    gang_sizes: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64)
+    seed: int = 7
+
+
+def manifests(shape: Shape) -> list[dict[str, Any]]:
+    """Return the cluster as plain manifests: nodes, priority classes, queues, podgroups, pods."""
+    rng = random.Random(shape.seed)
+    objects: list[dict[str, Any]] = []
+    for i in range(shape.nodes):
+        allocatable, kind = _NODE_TYPES[i % len(_NODE_TYPES)]
+        taints = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}] if kind == "gpu" else []
+        objects.append({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": f"node-{i:05d}", "labels": {"zone": f"z{i % 4}", "type": kind}},
+            "spec": {"taints": taints},
+            "status": {"allocatable": dict(allocatable), "capacity": dict(allocatable)},
+        })
+    for name, value in (("low", 100), ("mid", 500), ("high", 1000)):
+        objects.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                        "metadata": {"name": name}, "value": value})
+    for q in range(shape.queues):
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                        "metadata": {"name": f"q{q}"}, "spec": {"weight": 1 + q % 4}})
+    placed, job = 0, 0
+    while placed < shape.pending_pods:
+        size = min(rng.choice(shape.gang_sizes), shape.pending_pods - placed)
+        name, queue = f"job-{job:05d}", f"q{job % shape.queues}"
+        priority = rng.choice(("low", "mid", "high"))
+        objects.append({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+                        "metadata": {"name": name, "namespace": "bench"},
+                        "spec": {"minMember": size, "queue": queue, "priorityClassName": priority},
+                        "status": {"phase": "Inqueue"}})
+        requests = rng.choice(_POD_SHAPES)
+        selector = {"zone": f"z{job % 4}"} if job % 5 == 0 else {}
+        for t in range(size):
+            objects.append({"apiVersion": "v1", "kind": "Pod",
+                            "metadata": {"name": f"{name}-{t}", "namespace": "bench",
+                                         "annotations": {"scheduling.k8s.io/group-name": name}},
+                            "spec": {"schedulerName": "py-volcano", "priorityClassName": priority,
+                                     "nodeSelector": selector,
+                                     "containers": [{"name": "main", "resources": {"requests": dict(requests)}}]},
+                            "status": {"phase": "Pending"}})
+        placed += size
+        job += 1
+    return objects
+
+
+class ParsedCluster:
+    """Manifests parsed once; `snapshot()` assembles a fresh ClusterInfo as the cache does each cycle."""
+
+    def __init__(self, objects: list[dict[str, Any]]) -> None:
+        by_kind: dict[str, list[dict[str, Any]]] = {}
+        for obj in objects:
+            by_kind.setdefault(obj["kind"], []).append(obj)
+        self.classes = {pc.name: pc for pc in map(parse_priority_class, by_kind.get("PriorityClass", []))}
+        self.nodes = [parse_node(o) for o in by_kind.get("Node", [])]
+        self.queues = [parse_queue(o, creation=float(i)) for i, o in enumerate(by_kind.get("Queue", []))]
+        self.groups = [parse_pod_group(o, creation=float(i)) for i, o in enumerate(by_kind.get("PodGroup", []))]
+        self.pods: list[ParsedPod] = [
+            parse_pod(o, priority_classes=self.classes, creation=float(i)) for i, o in enumerate(by_kind.get("Pod", []))
+        ]
+
+    def snapshot(self) -> ClusterInfo:
+        """Return a fresh snapshot."""
+        return ClusterInfo.build(nodes=self.nodes, pods=self.pods, queues=self.queues, pod_groups=self.groups,
+                                 priority_classes=self.classes)
+
+
+def build_cluster(shape: Shape) -> ParsedCluster:
+    """Generate and parse a synthetic cluster."""
+    return ParsedCluster(manifests(shape))
