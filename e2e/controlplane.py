@@ -61,8 +61,9 @@ BUILD_SCRIPT = REPO_ROOT / "hack" / "build-control-plane.sh"
 DEFAULT_WORK_ROOT = REPO_ROOT / ".e2e"
 CLI_WORK_DIR = DEFAULT_WORK_ROOT / "control-plane"
 
-#: Binaries :meth:`ControlPlane.start` needs (helm is built by the script too).
-CONTROL_PLANE_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+#: Binaries :meth:`ControlPlane.start` makes sure of (helm is built by the script too).
+#: kubectl is built at the API server's version, so there is no client/server skew.
+CONTROL_PLANE_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl")
 
 #: kube-controller-manager controllers run by default.  nodelifecycle removes the
 #: node.kubernetes.io/not-ready taint once kwok marks a node Ready;
@@ -159,7 +160,7 @@ def _cmdline(pid: int) -> str:
 
 
 def _kill_group(pgid: int, timeout: float = 10.0, kill: bool = False) -> None:
-    """SIGTERM (or SIGKILL) a process group and wait for its leader to go."""
+    """SIGTERM (or SIGKILL) a process group; SIGKILL it if its leader is still there after ``timeout``."""
     sig = signal.SIGKILL if kill else signal.SIGTERM
     try:
         os.killpg(pgid, sig)
@@ -280,7 +281,7 @@ def _make_pki(pki: Path) -> None:
         _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", f"{name}.key", cwd=pki)
         os.chmod(pki / f"{name}.key", 0o600)
 
-    def sign(spec: _CertSpec, self_signed: bool = False) -> None:
+    def sign(spec: _CertSpec, self_signed: bool = False, ca: str = "ca") -> None:
         genkey(spec.name)
         subj = (f"/O={spec.org}" if spec.org else "") + f"/CN={spec.cn}"
         ext = ["[ext]"]
@@ -309,7 +310,7 @@ def _make_pki(pki: Path) -> None:
             _openssl("x509", "-req", "-in", f"{spec.name}.csr", "-signkey", f"{spec.name}.key", *common, cwd=pki)
         else:
             _openssl(
-                "x509", "-req", "-in", f"{spec.name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", *common, cwd=pki
+                "x509", "-req", "-in", f"{spec.name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key", *common, cwd=pki
             )
         (pki / f"{spec.name}.csr").unlink()
         (pki / f"{spec.name}.ext").unlink()
@@ -334,6 +335,11 @@ def _make_pki(pki: Path) -> None:
     sign(_CertSpec("controller-manager", "system:kube-controller-manager", org="system:masters", client=True))
     sign(_CertSpec("scheduler", "system:kube-scheduler", client=True))
     sign(_CertSpec("kwok", "kwok-controller", org="system:masters", client=True))
+    # Aggregation layer (front proxy), as kubeadm sets it up: a separate CA whose
+    # client certificate the API server presents to aggregated API servers, and
+    # that the other components trust for request-header authentication.
+    sign(_CertSpec("front-proxy-ca", "front-proxy-ca"), self_signed=True)
+    sign(_CertSpec("front-proxy-client", "front-proxy-client", client=True), ca="front-proxy-ca")
     genkey("sa")
     _openssl("pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=pki)
 
@@ -560,10 +566,20 @@ class ControlPlane:
                 self._terminate(comp)
                 self._write_state()
 
-    def restart_apiserver(self, *, kill: bool = False, downtime: float = 0.0, timeout: float | None = None) -> float:
-        """Stop kube-apiserver (SIGTERM, or SIGKILL with ``kill``), wait ``downtime``
-        seconds, start it again on the same port and wait for /readyz.
+    def restart_apiserver(
+        self,
+        *,
+        kill: bool = False,
+        grace_period: float = 3.0,
+        downtime: float = 0.0,
+        timeout: float | None = None,
+    ) -> float:
+        """Stop kube-apiserver, wait ``downtime`` seconds, start it again on the same
+        port with the same etcd, and wait for /readyz.
 
+        The stop is a SIGTERM followed by SIGKILL after ``grace_period`` seconds (a
+        SIGTERMed API server drains for up to 60s while clients hold watches open,
+        as a kubelet would cut short), or an immediate SIGKILL with ``kill=True``.
         Returns the seconds from the stop request until /readyz answered again.
         """
         with self._lock:
@@ -571,7 +587,7 @@ class ControlPlane:
             if comp is None:
                 raise ControlPlaneError("kube-apiserver is not running")
             t0 = time.monotonic()
-            self._terminate(comp, kill=kill)
+            self._terminate(comp, kill=kill, grace=grace_period)
             if downtime > 0:
                 time.sleep(downtime)
             new = self._spawn("kube-apiserver", comp.args, health=comp.health, append_log=True)
@@ -581,16 +597,16 @@ class ControlPlane:
             _log(f"kube-apiserver restarted in {elapsed:.1f}s")
             return elapsed
 
-    def restart(self, name: str, *, kill: bool = False, timeout: float | None = None) -> float:
+    def restart(self, name: str, *, kill: bool = False, grace_period: float = 10.0, timeout: float | None = None) -> float:
         """Restart any running component with the same arguments (see restart_apiserver)."""
         if name == "kube-apiserver":
-            return self.restart_apiserver(kill=kill, timeout=timeout)
+            return self.restart_apiserver(kill=kill, grace_period=grace_period, timeout=timeout)
         with self._lock:
             comp = self._components.get(name)
             if comp is None:
                 raise ControlPlaneError(f"{name} is not running")
             t0 = time.monotonic()
-            self._terminate(comp, kill=kill)
+            self._terminate(comp, kill=kill, grace=grace_period)
             new = self._spawn(name, comp.args, health=comp.health, append_log=True)
             self._wait_ready(new, timeout or self.start_timeout)
             self._write_state()
@@ -709,6 +725,13 @@ class ControlPlane:
             "--authorization-mode=RBAC",
             f"--service-cluster-ip-range={SERVICE_CLUSTER_IP_RANGE}",
             "--allow-privileged=true",
+            f"--requestheader-client-ca-file={pki / 'front-proxy-ca.crt'}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={pki / 'front-proxy-client.crt'}",
+            f"--proxy-client-key-file={pki / 'front-proxy-client.key'}",
             # The endpoints of the "kubernetes" Service would be 127.0.0.1, which
             # EndpointSlice validation rejects; nothing in-cluster needs them.
             "--endpoint-reconciler-type=none",
@@ -777,13 +800,13 @@ class ControlPlane:
         self._components[name] = comp
         return comp
 
-    def _terminate(self, comp: _Component, kill: bool = False) -> None:
+    def _terminate(self, comp: _Component, kill: bool = False, grace: float = 10.0) -> None:
         pid = comp.current_pid
         if pid is None:
             return
         if comp.proc is not None:
             if comp.proc.poll() is None:
-                _kill_group(pid, kill=kill)
+                _kill_group(pid, timeout=grace, kill=kill)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     comp.proc.wait(timeout=10)
             else:
@@ -791,7 +814,7 @@ class ControlPlane:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signal.SIGKILL)
         elif _pid_alive(pid) and str(self.work_dir) in _cmdline(pid):
-            _kill_group(pid, kill=kill)
+            _kill_group(pid, timeout=grace, kill=kill)
         if not self.detach and _reaper is not None:
             _reaper.remove(pid)
 

@@ -3,6 +3,7 @@
 # local Kubernetes control plane used by e2e tests and benchmarks:
 #
 #   kube-apiserver kube-controller-manager kube-scheduler   (k8s.io/kubernetes)
+#   kubectl                                                 (k8s.io/kubernetes, same version: no skew)
 #   etcd                                                    (go.etcd.io/etcd/server/v3, or Debian's etcd-server)
 #   kwok                                                    (sigs.k8s.io/kwok/cmd/kwok)
 #   helm                                                    (helm.sh/helm/v3/cmd/helm)
@@ -36,7 +37,7 @@ KWOK_VERSION="v0.8.0"
 HELM_VERSION="v3.22.0"
 # -----------------------------------------------------------------------------
 
-ALL_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok helm)
+ALL_COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok helm)
 
 CACHE_DIR="${PY_VOLCANO_CACHE:-$HOME/.cache/py-volcano}"
 BIN_DIR="$CACHE_DIR/bin"
@@ -49,7 +50,7 @@ for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
     --print-bin-dir) echo "$BIN_DIR"; exit 0 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     -*) echo "unknown flag: $arg" >&2; exit 2 ;;
     *) WANT+=("$arg") ;;
   esac
@@ -256,7 +257,7 @@ build_helm() {
 T_START=$(date +%s)
 for w in "${WANT[@]}"; do
   case "$w" in
-    kube-*) build_kube "$w" ;;
+    kube-*|kubectl) build_kube "$w" ;;
     etcd) build_etcd ;;
     kwok) build_kwok ;;
     helm) build_helm ;;
