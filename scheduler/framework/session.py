@@ -223,11 +223,12 @@ def _pod_group_status(ssn: Session, job: JobInfo) -> PodGroupStatus:
     at_open = ssn.ready_at_open.get(job.uid, 0)
     running = job.count(TaskStatus.RUNNING)
     phase = job.phase
+    ready = ssn.job_ready(job)
     if at_open >= job.min_available and job.tasks:
         phase = PodGroupPhase.RUNNING
-    elif running > 0 and not ssn.job_ready(job):
+    elif running > 0 and not ready:
         phase = PodGroupPhase.UNKNOWN
-    elif phase is not PodGroupPhase.INQUEUE:
+    elif not (phase is PodGroupPhase.INQUEUE or (ready and phase is not PodGroupPhase.PENDING)):
         phase = PodGroupPhase.PENDING
     pending = len(job.tasks) - job.ready_task_num() - job.waiting_task_num()
     message = ""
