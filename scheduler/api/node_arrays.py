@@ -24,13 +24,14 @@ MaskArray = npt.NDArray[np.bool_]
 class NodeArrays:
     """Allocatable, idle, releasing and pipelined matrices, one row a node in `nodes` order."""
 
-    __slots__ = ("allocatable", "columns", "dims", "idle", "nodes", "pipelined", "releasing")
+    __slots__ = ("_requests", "allocatable", "columns", "dims", "idle", "nodes", "pipelined", "releasing")
 
     def __init__(self, nodes: Sequence[NodeInfo], scalar_names: Iterable[str]) -> None:
         self.dims: tuple[str, ...] = (CPU, MEMORY, PODS, *sorted(set(scalar_names)))
         self.columns = {name: column for column, name in enumerate(self.dims)}
         shape = (len(nodes), len(self.dims))
         self.nodes = list(nodes)
+        self._requests: dict[tuple[object, ...], FloatArray] = {}
         self.allocatable: FloatArray = np.zeros(shape)
         self.idle: FloatArray = np.zeros(shape)
         self.releasing: FloatArray = np.zeros(shape)
@@ -44,18 +45,29 @@ class NodeArrays:
         row.extend(resource.scalars.get(name, 0.0) for name in self.dims[3:])
         return row
 
-    def write(self, node: NodeInfo) -> None:
-        """Copy `node`'s idle, releasing and pipelined state into its row."""
+    def write(self, node: NodeInfo, *, idle: bool = True, releasing: bool = True, pipelined: bool = True) -> None:
+        """Copy `node`'s idle, releasing and pipelined state (those asked for) into its row."""
         index = node.index
-        self.idle[index] = self._row(node.idle, node.idle_pods)
-        self.releasing[index] = self._row(node.releasing, node.releasing_pods)
-        self.pipelined[index] = self._row(node.pipelined, node.pipelined_pods)
+        if idle:
+            self.idle[index] = self._row(node.idle, node.idle_pods)
+        if releasing:
+            self.releasing[index] = self._row(node.releasing, node.releasing_pods)
+        if pipelined:
+            self.pipelined[index] = self._row(node.pipelined, node.pipelined_pods)
 
     def request(self, resreq: Resource) -> FloatArray:
-        """Return a task request as a row vector: its resources plus one pod slot."""
-        vector = np.asarray(self._row(resreq, 1.0))
-        if any(name not in self.columns for name, value in resreq.scalars.items() if value > 0):
-            vector = np.append(vector, np.inf)
+        """Return a task request as a row vector (its resources plus one pod slot), minus the tolerance.
+
+        Vectors are cached per distinct request, so the tasks of a job share one. A request for a
+        scalar no node has gets an extra infinite column, which fits nowhere.
+        """
+        key = (resreq.milli_cpu, resreq.memory, *sorted(resreq.scalars.items()))
+        vector = self._requests.get(key)
+        if vector is None:
+            vector = np.asarray(self._row(resreq, 1.0)) - MIN_RESOURCE
+            if any(name not in self.columns for name, value in resreq.scalars.items() if value > 0):
+                vector = np.append(vector, np.inf)
+            self._requests[key] = vector
         return vector
 
     def used(self) -> FloatArray:
@@ -67,8 +79,8 @@ class NodeArrays:
         return self.idle + self.releasing - self.pipelined
 
     def fits(self, request: FloatArray, available: FloatArray) -> MaskArray:
-        """Return, per node, whether `request` <= `available` in every dimension (tolerance 0.1)."""
+        """Return, per node, whether a `request()` vector <= `available` in every dimension (tolerance 0.1)."""
         if request.shape[0] > available.shape[1]:
             return np.zeros(available.shape[0], dtype=bool)
-        result: MaskArray = np.all(request < available + MIN_RESOURCE, axis=1)
+        result: MaskArray = (available > request).all(axis=1)
         return result

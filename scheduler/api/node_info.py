@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from scheduler.api.job_info import TaskInfo
-from scheduler.api.resource_info import ZERO, Resource
+from scheduler.api.resource_info import MIN_RESOURCE, Resource
 from scheduler.api.types import TaskID, TaskStatus
 
 if TYPE_CHECKING:
@@ -124,35 +124,39 @@ class NodeInfo:
             raise ValueError(f"task {task.key} already on node {self.name}")
         held = task.clone()
         held.node_name = self.name
-        if held.status is TaskStatus.PIPELINED:
+        pipelined = held.status is TaskStatus.PIPELINED
+        releasing = held.status is TaskStatus.RELEASING
+        if pipelined:
             self.pipelined.add(held.resreq)
             self.pipelined_pods += 1
         else:
             self._allocate_idle(held)
             self.used.add(held.resreq)
             self.used_pods += 1
-            if held.status is TaskStatus.RELEASING:
+            if releasing:
                 self.releasing.add(held.resreq)
                 self.releasing_pods += 1
         self.tasks[held.uid] = held
-        self._sync()
+        self._sync(idle=not pipelined, releasing=releasing, pipelined=pipelined)
 
     def remove_task(self, task: TaskInfo) -> None:
         """Undo `add_task` for the node's copy of `task`; a task not on the node is ignored."""
         held = self.tasks.pop(task.uid, None)
         if held is None:
             return
-        if held.status is TaskStatus.PIPELINED:
+        pipelined = held.status is TaskStatus.PIPELINED
+        releasing = held.status is TaskStatus.RELEASING
+        if pipelined:
             self.pipelined.sub_without_assert(held.resreq)
             self.pipelined_pods -= 1
         else:
             self.idle.add(held.resreq)
             self.used.sub_without_assert(held.resreq)
             self.used_pods -= 1
-            if held.status is TaskStatus.RELEASING:
+            if releasing:
                 self.releasing.sub_without_assert(held.resreq)
                 self.releasing_pods -= 1
-        self._sync()
+        self._sync(idle=not pipelined, releasing=releasing, pipelined=pipelined)
 
     def update_task(self, task: TaskInfo) -> None:
         """Re-account `task` after its status changed."""
@@ -160,14 +164,13 @@ class NodeInfo:
         self.add_task(task)
 
     def _allocate_idle(self, task: TaskInfo) -> None:
-        fits, short = task.resreq.less_equal_with_resources_name(self.idle, ZERO)
-        if not fits:
-            log.debug("idle_turns_negative", node=self.name, task=task.key, resources=short)
-        self.idle.sub_without_assert(task.resreq)
+        idle = self.idle.sub_without_assert(task.resreq)
+        if idle.milli_cpu < -MIN_RESOURCE or idle.memory < -MIN_RESOURCE:
+            log.debug("idle_turns_negative", node=self.name, task=task.key, idle=repr(idle))
 
-    def _sync(self) -> None:
+    def _sync(self, *, idle: bool, releasing: bool, pipelined: bool) -> None:
         if self._arrays is not None:
-            self._arrays.write(self)
+            self._arrays.write(self, idle=idle, releasing=releasing, pipelined=pipelined)
 
     def __repr__(self) -> str:
         return f"Node({self.name} idle=<{self.idle}> tasks={len(self.tasks)})"
