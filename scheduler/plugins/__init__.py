@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from scheduler.framework import PluginBuilder
-from scheduler.plugins import conformance, gang, overcommit, priority
+from scheduler.plugins import conformance, gang, overcommit, priority, proportion
 
 __all__ = ["PLUGINS"]
 
@@ -12,4 +12,5 @@ PLUGINS: Mapping[str, PluginBuilder] = {
     gang.NAME: gang.new,
     conformance.NAME: conformance.new,
     overcommit.NAME: overcommit.new,
+    proportion.NAME: proportion.new,
 }
