@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from scheduler.framework import PluginBuilder
-from scheduler.plugins import conformance, gang, overcommit, priority, proportion
+from scheduler.plugins import conformance, drf, gang, overcommit, priority, proportion
 
 __all__ = ["PLUGINS"]
 
@@ -12,5 +12,6 @@ PLUGINS: Mapping[str, PluginBuilder] = {
     gang.NAME: gang.new,
     conformance.NAME: conformance.new,
     overcommit.NAME: overcommit.new,
+    drf.NAME: drf.new,
     proportion.NAME: proportion.new,
 }

@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from scheduler.api import JobID, QueueID, QueueInfo, QueueState, Resource, TaskInfo, Vote
-from scheduler.framework import CycleState, Registry, Session, Statement, close_session, open_session, parse_conf
+from scheduler.framework import (
+    CycleState,
+    Registry,
+    Session,
+    Statement,
+    close_session,
+    open_session,
+    parse_conf,
+)
 from scheduler.plugins import gang, proportion
 from scheduler.plugins.proportion.plugin import STATE_KEY, QueueShares
 from scheduler.plugins.proportion.queue_attr import QueueAttr, real_capability, split_deserved
@@ -98,7 +106,8 @@ def test_seed_000_worked_example_through_a_session() -> None:
 @pytest.mark.parametrize(
     ("queues", "expected"),
     [
-        pytest.param([("x", 1, cpu(8), None, None), ("y", 1, cpu(8), None, None)], [4000, 4000], id="equal-weights"),
+        pytest.param([("x", 1, cpu(8), None, None), ("y", 1, cpu(8), None, None)], [4000, 4000],
+                     id="equal-weights"),
         pytest.param([("x", 3, cpu(8), cpu(2), None), ("y", 1, cpu(8), None, None)], [2000, 6000],
                      id="capability-caps-and-the-rest-flows-on"),
         pytest.param([("x", 1, cpu(8), None, cpu(6)), ("y", 9, cpu(10), None, None)], [6000, 2000],
@@ -133,7 +142,8 @@ def test_split_deserved_caps_each_dimension_separately() -> None:
     split_deserved([x, y], total)
     assert (x.deserved.milli_cpu, x.deserved.memory, x.deserved.scalars.get("nvidia.com/gpu", 0.0)) == (
         6000, 2 * GI, 0.0)
-    assert (y.deserved.milli_cpu, y.deserved.memory, y.deserved.scalars["nvidia.com/gpu"]) == (2000, 14 * GI, 1000)
+    assert (y.deserved.milli_cpu, y.deserved.memory, y.deserved.scalars["nvidia.com/gpu"]) == (
+        2000, 14 * GI, 1000)
     assert x.dims == ("cpu", "memory") and y.dims == ("cpu", "memory", "nvidia.com/gpu")
 
 
@@ -228,7 +238,9 @@ def _one_queue(*, running_cpu: str, **spec: Any) -> Session:
         pytest.param("5", "mem", True, id="only-requested-dimensions-count"),
     ],
 )
-def test_allocatable_compares_only_the_requested_dimensions(running_cpu: str, name: str, expected: bool) -> None:
+def test_allocatable_compares_only_the_requested_dimensions(
+    running_cpu: str, name: str, expected: bool
+) -> None:
     """Deserved 4 CPU (capability) and 1Gi (request): allocated + the task's request must stay within it."""
     ssn = _one_queue(running_cpu=running_cpu, capability={"cpu": "4"})
     q = ssn.queues[QueueID("q")]
@@ -294,9 +306,14 @@ def _admission(new_min_cpu: str) -> Session:
 
 @pytest.mark.parametrize(
     ("new_min_cpu", "expected"),
-    [pytest.param("2", Vote.PERMIT, id="2+2+1-1-fits-4"), pytest.param("3", Vote.REJECT, id="3+2+1-1-exceeds-4")],
+    [
+        pytest.param("2", Vote.PERMIT, id="2+2+1-1-fits-4"),
+        pytest.param("3", Vote.REJECT, id="3+2+1-1-exceeds-4"),
+    ],
 )
-def test_enqueueable_formula_min_plus_allocated_plus_inqueue_minus_elastic(new_min_cpu: str, expected: Vote) -> None:
+def test_enqueueable_formula_min_plus_allocated_plus_inqueue_minus_elastic(
+    new_min_cpu: str, expected: Vote
+) -> None:
     """Seed 000, 9.2: allocated 2, inqueue 1 (the Inqueue group), elastic 1 (run holds 2 over its min 1)."""
     ssn = _admission(new_min_cpu)
     state = shares(ssn)
@@ -337,11 +354,12 @@ def test_group_without_min_resources_is_permitted_and_reserves_nothing() -> None
      pytest.param(1, 0, id="below-min-member-reserves-nothing")],
 )
 def test_running_group_reserves_unallocated_min_resources(running: int, expected: float) -> None:
-    """A Running group (minMember 2, minResources 3 CPU) reserves min - allocated while minMember tasks run."""
+    """A Running group (minMember 2, minResources 3 CPU) reserves min - allocated if minMember run."""
     ssn = session(
         node(name="n1", cpu="8"), queue(name="q"),
         pod_group(name="j", queue="q", phase="Running", min_member=2, min_resources={"cpu": "3"}),
-        *[pod(name=f"j-{i}", group="j", node_name="n1" if i < running else "", cpu="1", memory="") for i in range(3)],
+        *[pod(name=f"j-{i}", group="j", node_name="n1" if i < running else "", cpu="1", memory="")
+          for i in range(3)],
     )
     assert shares(ssn).attrs[QueueID("q")].inqueue.milli_cpu == expected
 
@@ -354,7 +372,8 @@ def _two_queues() -> Session:
         node(name="n1", cpu="8"),
         queue(name="x"), queue(name="y"),
         pod_group(name="jx", queue="x", phase="Running"),
-        *[pod(name=f"x-{i}", group="jx", node_name="n1" if i < 4 else "", cpu="1", memory="") for i in range(6)],
+        *[pod(name=f"x-{i}", group="jx", node_name="n1" if i < 4 else "", cpu="1", memory="")
+          for i in range(6)],
         pod_group(name="jy", queue="y", phase="Inqueue"),
         *[pod(name=f"y-{i}", group="jy", cpu="1", memory="") for i in range(4)],
     )
@@ -435,7 +454,7 @@ def test_simulate_allocatable_without_a_stored_state_reads_the_live_figures() ->
 
 
 def test_close_reports_every_queue() -> None:
-    """Queue figures at close: weight, allocated (with this cycle's tasks), request, deserved, share, overused."""
+    """Figures at close: allocated (with this cycle's tasks), request, deserved, share, overused."""
     ssn = _two_queues()
     Statement(ssn).allocate(task_of(ssn, "jy", "y-0"), "n1")
     figures = close_session(ssn).queues
