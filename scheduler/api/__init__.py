@@ -20,7 +20,14 @@ from scheduler.api.node_arrays import FloatArray, MaskArray, NodeArrays
 from scheduler.api.node_info import NodeInfo, NodeSpec, Taint
 from scheduler.api.queue_info import DEFAULT_QUEUE, ROOT_QUEUE, QueueInfo
 from scheduler.api.resource_info import CPU, INFINITY, MEMORY, MIN_RESOURCE, PODS, ZERO, DimensionDefault, Resource
-from scheduler.api.selectors import match_expression, match_label_selector, match_node_selector_term
+from scheduler.api.selectors import (
+    NAMESPACE_NAME_LABEL,
+    PodAffinityTerm,
+    match_expression,
+    match_label_selector,
+    match_node_selector_term,
+    pod_affinity_terms,
+)
 from scheduler.api.types import (
     JobID,
     PodGroupPhase,
@@ -40,6 +47,7 @@ __all__ = [
     "INFINITY",
     "MEMORY",
     "MIN_RESOURCE",
+    "NAMESPACE_NAME_LABEL",
     "PODS",
     "PREEMPTABLE_KEY",
     "QUEUE_NAME_ANNOTATION",
@@ -57,6 +65,7 @@ __all__ = [
     "NodeSpec",
     "ParsedPod",
     "PdbSpec",
+    "PodAffinityTerm",
     "PodGroupPhase",
     "PodGroupSpec",
     "PriorityClassSpec",
@@ -81,5 +90,6 @@ __all__ = [
     "parse_pod_group",
     "parse_priority_class",
     "parse_queue",
+    "pod_affinity_terms",
     "shadow_group_name",
 ]

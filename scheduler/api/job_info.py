@@ -21,6 +21,16 @@ class Toleration:
     value: str = ""
     effect: str = ""
 
+    def tolerates(self, key: str, value: str, effect: str) -> bool:
+        """Match a taint as Kubernetes' ToleratesTaint: empty effect and empty key (with Exists) match all."""
+        if self.effect and self.effect != effect:
+            return False
+        if self.key and self.key != key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator in ("Equal", "") and self.value == value
+
 
 class TaskInfo:
     """One pod as the scheduler sees it; the spec fields are shared between clones and never mutated."""

@@ -1,11 +1,21 @@
-"""Kubernetes label selectors and node selector terms, matched against a label map."""
+"""Kubernetes label selectors, node selector terms and pod affinity terms, matched against a label map."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["match_expression", "match_label_selector", "match_node_selector_term"]
+__all__ = [
+    "NAMESPACE_NAME_LABEL",
+    "PodAffinityTerm",
+    "match_expression",
+    "match_label_selector",
+    "match_node_selector_term",
+    "pod_affinity_terms",
+]
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def match_expression(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
@@ -52,3 +62,61 @@ def match_node_selector_term(
     if not all(match_expression(expr, labels) for expr in expressions):
         return False
     return all(match_expression(expr, fields or {}) for expr in match_fields)
+
+
+@dataclass(slots=True, frozen=True)
+class PodAffinityTerm:
+    """One pod (anti-)affinity term resolved against the pod declaring it (Kubernetes' AffinityTerm).
+
+    A `None` selector matches nothing and `{}` everything, as LabelSelectorAsSelector. A namespace's
+    labels are taken to be only `kubernetes.io/metadata.name`, which Kubernetes sets on every namespace.
+    """
+
+    selector: Mapping[str, Any] | None
+    namespaces: frozenset[str]
+    namespace_selector: Mapping[str, Any] | None
+    topology_key: str
+    weight: int = 1
+
+    def matches_namespace(self, namespace: str) -> bool:
+        """True when `namespace` is in the term's scope: listed, or chosen by its namespace selector."""
+        return namespace in self.namespaces or (
+            self.namespace_selector is not None
+            and match_label_selector(self.namespace_selector, {NAMESPACE_NAME_LABEL: namespace})
+        )
+
+    def matches(self, labels: Mapping[str, str], namespace: str) -> bool:
+        """True when a pod with `labels` in `namespace` is one this term selects."""
+        return self.matches_namespace(namespace) and self.selector is not None and match_label_selector(
+            self.selector, labels
+        )
+
+
+def _affinity_term(raw: Mapping[str, Any], namespace: str, weight: int) -> PodAffinityTerm:
+    names = raw.get("namespaces") or ()
+    namespace_selector = raw.get("namespaceSelector")
+    if not names and namespace_selector is None:
+        names = (namespace,)
+    return PodAffinityTerm(
+        selector=raw.get("labelSelector"),
+        namespaces=frozenset(names),
+        namespace_selector=namespace_selector,
+        topology_key=str(raw.get("topologyKey") or ""),
+        weight=weight,
+    )
+
+
+def pod_affinity_terms(
+    affinity: Mapping[str, Any], namespace: str, *, anti: bool, preferred: bool
+) -> tuple[PodAffinityTerm, ...]:
+    """Return the required or preferred podAffinity (or podAntiAffinity) terms of a pod in `namespace`."""
+    section = affinity.get("podAntiAffinity" if anti else "podAffinity") or {}
+    if not preferred:
+        raw = section.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
+        return tuple(_affinity_term(term, namespace, 1) for term in raw if isinstance(term, Mapping))
+    weighted = section.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+    return tuple(
+        _affinity_term(term.get("podAffinityTerm") or {}, namespace, int(term.get("weight") or 0))
+        for term in weighted
+        if isinstance(term, Mapping)
+    )

@@ -152,8 +152,8 @@ class ExtensionPoints:
         """Register a per-node filter; None means the node suits the task."""
         self._add("predicate", plugin, fn)
 
-    def add_batch_predicate_fn(self, plugin: str, fn: Callable[[TaskInfo], Any]) -> None:
-        """Register the vectorised form of a plugin's filter: a bool mask over `ssn.node_list`."""
+    def add_batch_predicate_fn(self, plugin: str, fn: Callable[[TaskInfo, bool], Any]) -> None:
+        """Register a vectorised filter: `fn(task, for_preempt)` returns a bool mask over `ssn.node_list`."""
         self._add("batch_predicate", plugin, fn)
 
     def add_pre_predicate_fn(self, plugin: str, fn: Callable[[TaskInfo, CycleState], str | None]) -> None:

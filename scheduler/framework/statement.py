@@ -112,7 +112,8 @@ class Statement:
                 if node is not None:
                     node.remove_task(op.task)
                 self._set_status(op.task, op.previous)
+                # Handlers still see the node, as Volcano's unallocate calls them before clearing it.
+                self._notify(op.task, allocate=False)
                 op.task.node_name = ""
                 self._own(op.task).node_name = ""
-                self._notify(op.task, allocate=False)
         self.operations = []

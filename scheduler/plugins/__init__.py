@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from scheduler.framework import PluginBuilder
-from scheduler.plugins import conformance, drf, gang, overcommit, priority, proportion
+from scheduler.plugins import conformance, drf, gang, overcommit, predicates, priority, proportion
 
 __all__ = ["PLUGINS"]
 
@@ -14,4 +14,5 @@ PLUGINS: Mapping[str, PluginBuilder] = {
     overcommit.NAME: overcommit.new,
     drf.NAME: drf.new,
     proportion.NAME: proportion.new,
+    predicates.NAME: predicates.new,
 }

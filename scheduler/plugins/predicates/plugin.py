@@ -1,0 +1,125 @@
+"""PredicatesPlugin: wires the static filters, host ports and inter-pod affinity into a session.
+
+The batch predicate answers for every node at once: the static mask is cached per pod shape, and the
+dynamic checks (host ports, inter-pod affinity) run only when the task has host ports or affinity
+terms or some placed pod has required anti-affinity. The per-node predicate gives the same verdict
+with a reason, for `explain` and for callers that ask about one node.
+"""
+
+from __future__ import annotations
+
+from scheduler.api import MaskArray, NodeInfo, TaskID, TaskInfo
+from scheduler.framework import Arguments, EventHandler, PredicateStatus, Session
+from scheduler.plugins.predicates.node_filters import StaticFilters, Switches, node_filter_failure
+from scheduler.plugins.predicates.placed import AffinityTerms, PlacedPods
+from scheduler.plugins.predicates.pod_affinity import AffinityCounts
+
+__all__ = ["NAME", "NODE_PORTS", "PredicateState", "PredicatesPlugin", "new"]
+
+NAME = "predicates"
+NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"
+
+
+class PredicateState:
+    """One session's predicate state: static masks per shape, the placed pods, affinity counts per task."""
+
+    __slots__ = ("_counts", "labels", "placed", "ssn", "static", "switches")
+
+    def __init__(self, ssn: Session, switches: Switches) -> None:
+        self.ssn = ssn
+        self.switches = switches
+        self.static = StaticFilters(ssn.node_list, switches)
+        self.labels = [node.labels for node in ssn.node_list]
+        self.placed = PlacedPods(AffinityTerms())
+        for node in ssn.node_list:
+            for task in node.tasks.values():
+                self.placed.add(task, node.index)
+        self._counts: dict[TaskID, tuple[int, AffinityCounts]] = {}
+
+    def allocated(self, task: TaskInfo) -> None:
+        """Event handler: a task was allocated or pipelined onto `task.node_name`."""
+        node = self.ssn.nodes.get(task.node_name)
+        if node is not None:
+            self.placed.add(task, node.index)
+
+    def deallocated(self, task: TaskInfo) -> None:
+        """Event handler: a task was evicted or its allocation discarded."""
+        self.placed.remove(task)
+
+    def affinity_counts(self, task: TaskInfo) -> AffinityCounts:
+        """Return the task's affinity counts, rebuilt only after placements changed."""
+        cached = self._counts.get(task.uid)
+        if cached is None or cached[0] != self.placed.generation:
+            counts = AffinityCounts.build(task, self.placed, self.labels)
+            cached = self._counts[task.uid] = (self.placed.generation, counts)
+        return cached[1]
+
+    def _needs_affinity(self, task: TaskInfo) -> bool:
+        if not self.switches.pod_affinity:
+            return False
+        affinity, anti = self.placed.terms.required(task)
+        return bool(affinity or anti or self.placed.anti_affinity)
+
+    def batch_predicate(self, task: TaskInfo, for_preempt: bool) -> MaskArray:
+        """Return, per node of `ssn.node_list`, whether the task passes every filter."""
+        mask = self.static.mask(task)
+        ports = self.switches.node_ports and not for_preempt and task.host_ports and self.placed.ports
+        if not ports and not self._needs_affinity(task):
+            return mask
+        mask = mask.copy()
+        if ports:
+            rows = list(self.placed.port_conflict_rows(task.host_ports))
+            mask[rows] = False
+        if self._needs_affinity(task):
+            mask &= self.affinity_counts(task).mask(self.static.labels, for_preempt=for_preempt)
+        return mask
+
+    def predicate(self, task: TaskInfo, node: NodeInfo) -> PredicateStatus | None:
+        """Return why the node does not suit the task, or None; an unresolvable reason wins over resolvable ones."""
+        reason = node_filter_failure(task, node, self.switches)
+        if reason is not None:
+            return PredicateStatus(reason)
+        status = None
+        if (
+            self.switches.node_ports
+            and task.host_ports
+            and self.placed.has_port_conflict(task.host_ports, node.index)
+        ):
+            status = PredicateStatus(NODE_PORTS, resolvable=True)
+        if self._needs_affinity(task):
+            failure = self.affinity_counts(task).failure(node.labels)
+            if failure is not None and (status is None or not failure[1]):
+                status = PredicateStatus(failure[0], resolvable=failure[1])
+        return status
+
+
+class PredicatesPlugin:
+    """Kubernetes' node filters as Volcano's predicates plugin runs them (resources and pod count aside)."""
+
+    name = NAME
+
+    def __init__(self, args: Arguments) -> None:
+        self.args = args
+        self.switches = Switches(
+            node_affinity=args.get_bool("predicate.NodeAffinityEnable", True),
+            node_ports=args.get_bool("predicate.NodePortsEnable", True),
+            taint_toleration=args.get_bool("predicate.TaintTolerationEnable", True),
+            pod_affinity=args.get_bool("predicate.PodAffinityEnable", True),
+        )
+        self.state: PredicateState | None = None
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Build the session state, register both predicates and follow placements."""
+        self.state = PredicateState(ssn, self.switches)
+        ssn.add_batch_predicate_fn(NAME, self.state.batch_predicate)
+        ssn.add_predicate_fn(NAME, self.state.predicate)
+        ssn.add_event_handler(EventHandler(allocate=self.state.allocated, deallocate=self.state.deallocated))
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Drop the session state."""
+        self.state = None
+
+
+def new(args: Arguments) -> PredicatesPlugin:
+    """Build the plugin."""
+    return PredicatesPlugin(args)
