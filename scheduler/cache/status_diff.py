@@ -1,0 +1,273 @@
+"""Pure diffs behind the status writer: the patch that turns what was written into what a cycle wants.
+
+Every function takes plain values and returns JSON-ready dicts (or None when nothing changes), so the
+writer can run them over thousands of objects a cycle and tests can pin the exact patches. Condition
+handling follows Kubernetes conventions: a condition's `lastTransitionTime` moves only when its status
+does; conditions of types the scheduler does not own are kept as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = [
+    "GANG_READY",
+    "NOTE_LIMIT",
+    "NOT_ENOUGH_PODS",
+    "NOT_ENOUGH_RESOURCES",
+    "POD_GROUP_READY",
+    "SCHEDULED",
+    "UNSCHEDULABLE",
+    "ConditionUpdate",
+    "GroupDiff",
+    "GroupState",
+    "apply_conditions",
+    "changed_conditions",
+    "event_body",
+    "map_patch",
+    "micro_time",
+    "pipelined_message",
+    "pod_group_condition_updates",
+    "pod_group_diff",
+    "pod_scheduled_patch",
+    "rfc3339",
+    "status_patch",
+]
+
+UNSCHEDULABLE = "Unschedulable"
+SCHEDULED = "Scheduled"
+NOT_ENOUGH_RESOURCES = "NotEnoughResources"
+NOT_ENOUGH_PODS = "NotEnoughPods"
+#: Volcano's gang plugin writes this sentence as the reason of a group's Scheduled condition.
+GANG_READY = "tasks in gang are ready to be scheduled"
+#: Volcano's note on a group's Scheduled event.
+POD_GROUP_READY = "pod group is ready"
+#: The API server rejects an events.k8s.io/v1 note longer than this (bytes).
+NOTE_LIMIT = 1024
+
+Condition = Mapping[str, Any]
+
+
+@dataclass(slots=True, frozen=True)
+class ConditionUpdate:
+    """The type, status, reason and message a condition should have; times are the diff's business."""
+
+    type: str
+    status: str
+    reason: str
+    message: str = ""
+
+
+def rfc3339(seconds: float) -> str:
+    """Return an epoch time as a Kubernetes `Time` (`2024-05-01T12:00:00Z`)."""
+    return datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def micro_time(seconds: float) -> str:
+    """Return an epoch time as a Kubernetes `MicroTime` (`2024-05-01T12:00:00.123456Z`)."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _find(conditions: Sequence[Condition], kind: str) -> Condition | None:
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def _same(condition: Condition, update: ConditionUpdate) -> bool:
+    return (
+        condition.get("status") == update.status
+        and (condition.get("reason") or "") == update.reason
+        and (condition.get("message") or "") == update.message
+    )
+
+
+def changed_conditions(
+    current: Sequence[Condition], updates: Iterable[ConditionUpdate]
+) -> list[ConditionUpdate]:
+    """Return the updates that change a condition's status, reason or message (or add one)."""
+    changed = []
+    for update in updates:
+        condition = _find(current, update.type)
+        if condition is None or not _same(condition, update):
+            changed.append(update)
+    return changed
+
+
+def apply_conditions(
+    current: Sequence[Condition], updates: Iterable[ConditionUpdate], now: str
+) -> list[dict[str, Any]]:
+    """Return `current` with `updates` applied, in order, new types appended.
+
+    A condition whose status stays keeps its lastTransitionTime; a new one or a status change gets `now`.
+    """
+    result = [dict(condition) for condition in current]
+    for update in updates:
+        index = next((i for i, c in enumerate(result) if c.get("type") == update.type), None)
+        previous = result[index] if index is not None else {}
+        since = previous.get("lastTransitionTime") if previous.get("status") == update.status else None
+        condition = {
+            "type": update.type,
+            "status": update.status,
+            "reason": update.reason,
+            "message": update.message,
+            "lastTransitionTime": since or now,
+        }
+        if index is None:
+            result.append(condition)
+        else:
+            result[index] = condition
+    return result
+
+
+def pod_group_condition_updates(
+    *, unschedulable: str, reason: str, placed: bool, current: Sequence[Condition]
+) -> list[ConditionUpdate]:
+    """Return the conditions a cycle sets on a PodGroup (Volcano's gang plugin, at session close).
+
+    A placed gang is Scheduled, and an Unschedulable condition still True turns False (Volcano leaves it
+    True; a stale True misleads `kubectl wait` and dashboards). A gang that is not placed and has a
+    message is Unschedulable with `reason`. Otherwise the conditions stay as they are.
+    """
+    if placed:
+        updates = [ConditionUpdate(SCHEDULED, "True", GANG_READY)]
+        stale = _find(current, UNSCHEDULABLE)
+        if stale is not None and stale.get("status") == "True":
+            updates.append(ConditionUpdate(UNSCHEDULABLE, "False", SCHEDULED))
+        return updates
+    if unschedulable:
+        return [ConditionUpdate(UNSCHEDULABLE, "True", reason, unschedulable)]
+    return []
+
+
+@dataclass(slots=True, frozen=True)
+class GroupState:
+    """What a cycle says about one PodGroup; equal states need no diff."""
+
+    phase: str
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    unschedulable: str = ""
+    reason: str = NOT_ENOUGH_RESOURCES
+    placed: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class GroupDiff:
+    """The status once written, the merge patch writing it (None: nothing to write), changed conditions."""
+
+    status: dict[str, Any]
+    patch: dict[str, Any] | None
+    changed: list[ConditionUpdate]
+
+
+def pod_group_diff(
+    written: Mapping[str, Any], observed: Sequence[Condition], state: GroupState, now: str
+) -> GroupDiff:
+    """Diff a PodGroup's status against what was written (`{}` when unknown, then everything is written).
+
+    Conditions start from those written, else from `observed` (the object's, as the snapshot saw them).
+    """
+    current: Sequence[Condition] = written.get("conditions") or observed
+    updates = pod_group_condition_updates(
+        unschedulable=state.unschedulable, reason=state.reason, placed=state.placed, current=current
+    )
+    changed = changed_conditions(current, updates)
+    desired: dict[str, Any] = {
+        "phase": state.phase,
+        "running": state.running,
+        "succeeded": state.succeeded,
+        "failed": state.failed,
+    }
+    if changed:
+        desired["conditions"] = apply_conditions(current, changed, now)
+    return GroupDiff({**written, **desired}, status_patch(written, desired), changed)
+
+
+def map_patch(previous: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the JSON merge patch of one map: changed and new keys, and null for removed ones."""
+    patch: dict[str, Any] = {key: value for key, value in desired.items() if previous.get(key) != value}
+    patch.update((key, None) for key in previous if key not in desired)
+    return patch
+
+
+def status_patch(previous: Mapping[str, Any], desired: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Return the merge patch `{"status": {...}}` of the fields of `desired` that differ, or None.
+
+    Lists (conditions) are replaced whole, as a merge patch does; maps (allocated) are patched per key.
+    """
+    changes: dict[str, Any] = {}
+    for key, value in desired.items():
+        old = previous.get(key)
+        if old == value:
+            continue
+        if isinstance(value, Mapping) and isinstance(old, Mapping):
+            changes[key] = map_patch(old, value)
+        else:
+            changes[key] = value
+    return {"status": changes} if changes else None
+
+
+def pipelined_message(task_key: str, node: str) -> str:
+    """Return Volcano's PodScheduled message for a task pipelined onto `node`."""
+    return f"Pod {task_key} can possibly be assigned to {node}, once resource is released"
+
+
+def pod_scheduled_patch(*, uid: str, message: str, since: str) -> dict[str, Any]:
+    """Return the strategic merge patch setting `PodScheduled=False` (reason Unschedulable) on a pod.
+
+    Conditions merge by type, so the pod's other conditions stay; the uid makes the API server refuse
+    the patch when the pod was replaced by a namesake.
+    """
+    return {
+        "metadata": {"uid": uid},
+        "status": {
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": message,
+                    "lastProbeTime": None,
+                    "lastTransitionTime": since,
+                }
+            ]
+        },
+    }
+
+
+def _truncate(note: str) -> str:
+    encoded = note.encode()
+    if len(encoded) <= NOTE_LIMIT:
+        return note
+    return encoded[: NOTE_LIMIT - 3].decode(errors="ignore") + "..."
+
+
+def event_body(
+    *,
+    regarding: Mapping[str, str],
+    type_: str,
+    reason: str,
+    action: str,
+    note: str,
+    name: str,
+    event_time: str,
+    controller: str,
+    instance: str,
+) -> dict[str, Any]:
+    """Return an events.k8s.io/v1 Event about `regarding` (an ObjectReference), its note cut to the limit."""
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": regarding.get("namespace") or "default"},
+        "eventTime": event_time,
+        "reportingController": controller,
+        "reportingInstance": instance,
+        "action": action,
+        "reason": reason,
+        "regarding": dict(regarding),
+        "note": _truncate(note),
+        "type": type_,
+    }
