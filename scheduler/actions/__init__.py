@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 
-from scheduler.actions import allocate, backfill, enqueue
+from scheduler.actions import allocate, backfill, enqueue, preempt, reclaim
 from scheduler.framework import ActionBuilder
 
 __all__ = ["ACTIONS"]
@@ -11,4 +11,6 @@ ACTIONS: Mapping[str, ActionBuilder] = {
     enqueue.NAME: enqueue.new,
     allocate.NAME: allocate.new,
     backfill.NAME: backfill.new,
+    preempt.NAME: preempt.new,
+    reclaim.NAME: reclaim.new,
 }
