@@ -304,10 +304,18 @@ class Resource:
     # Presentation ---------------------------------------------------------------------------
 
     def to_quantities(self) -> dict[str, str]:
-        """Return the resource as a Kubernetes resource list (cpu, memory, then scalars)."""
-        result = {CPU: format_cpu(self.milli_cpu), MEMORY: format_memory(self.memory)}
+        """Return the resource as a Kubernetes resource list (cpu, memory, then scalars).
+
+        An unlimited (infinite) dimension is left out, as a capability that does not name it.
+        """
+        result: dict[str, str] = {}
+        if self.milli_cpu != _INF:
+            result[CPU] = format_cpu(self.milli_cpu)
+        if self.memory != _INF:
+            result[MEMORY] = format_memory(self.memory)
         for name in sorted(self.scalars):
-            result[name] = format_scalar(self.scalars[name])
+            if self.scalars[name] != _INF:
+                result[name] = format_scalar(self.scalars[name])
         return result
 
     def __repr__(self) -> str:

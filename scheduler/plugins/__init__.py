@@ -3,7 +3,7 @@
 from collections.abc import Mapping
 
 from scheduler.framework import PluginBuilder
-from scheduler.plugins import conformance, drf, gang, overcommit, predicates, priority, proportion
+from scheduler.plugins import capacity, conformance, drf, gang, overcommit, predicates, priority, proportion
 
 __all__ = ["PLUGINS"]
 
@@ -12,6 +12,7 @@ PLUGINS: Mapping[str, PluginBuilder] = {
     gang.NAME: gang.new,
     conformance.NAME: conformance.new,
     overcommit.NAME: overcommit.new,
+    capacity.NAME: capacity.new,
     drf.NAME: drf.new,
     proportion.NAME: proportion.new,
     predicates.NAME: predicates.new,

@@ -148,3 +148,12 @@ def test_to_quantities_round_trip() -> None:
     """Formatting gives whole cores, binary suffixes and scalar units."""
     assert res(28000, 4, nvidia_gpu=1).to_quantities() == {"cpu": "28", "memory": "4Gi", GPU: "1"}
     assert Resource(500).to_quantities()["cpu"] == "500m"
+
+
+def test_to_quantities_leaves_out_unlimited_dimensions() -> None:
+    """An infinite dimension (an unlimited capability) is not listed, as a capability that does not name it."""
+    inf = float("inf")
+    assert Resource(inf, 4 * GI, {GPU: inf, "example.com/foo": 2000}).to_quantities() == {
+        "memory": "4Gi",
+        "example.com/foo": "2",
+    }
