@@ -3,7 +3,18 @@
 from collections.abc import Mapping
 
 from scheduler.framework import PluginBuilder
-from scheduler.plugins import capacity, conformance, drf, gang, overcommit, predicates, priority, proportion
+from scheduler.plugins import (
+    binpack,
+    capacity,
+    conformance,
+    drf,
+    gang,
+    nodeorder,
+    overcommit,
+    predicates,
+    priority,
+    proportion,
+)
 
 __all__ = ["PLUGINS"]
 
@@ -16,4 +27,6 @@ PLUGINS: Mapping[str, PluginBuilder] = {
     drf.NAME: drf.new,
     proportion.NAME: proportion.new,
     predicates.NAME: predicates.new,
+    nodeorder.NAME: nodeorder.new,
+    binpack.NAME: binpack.new,
 }
