@@ -1,0 +1,63 @@
+"""Sessions over manifests for action tests: the shipped actions and plugins, plus test-only plugins."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler.actions import ACTIONS
+from scheduler.api import TaskInfo, parse_pdb
+from scheduler.framework import PluginBuilder, Registry, Session, open_session, parse_conf
+from scheduler.plugins import PLUGINS
+from tests.builders import cluster
+
+
+def registry(extra: Mapping[str, PluginBuilder] | None = None) -> Registry:
+    """The shipped registry, with test plugins added."""
+    return Registry(plugins={**PLUGINS, **(extra or {})}, actions=ACTIONS)
+
+
+def session(
+    conf: str, *objects: dict[str, Any], plugins: Mapping[str, PluginBuilder] | None = None
+) -> Session:
+    """Open a session over the manifests (PodDisruptionBudgets included) with the configuration text."""
+    reg = registry(plugins)
+    snapshot = cluster(*(o for o in objects if o["kind"] != "PodDisruptionBudget"))
+    snapshot.pdbs = [parse_pdb(o) for o in objects if o["kind"] == "PodDisruptionBudget"]
+    parsed = parse_conf(conf, actions=reg.actions.keys(), plugins=reg.plugins.keys())
+    return open_session(snapshot, parsed, reg)
+
+
+def task(ssn: Session, name: str, namespace: str = "default") -> TaskInfo:
+    """The job's own task named `name`."""
+    return next(
+        t
+        for job in ssn.jobs.values()
+        for t in job.tasks.values()
+        if t.name == name and t.namespace == namespace
+    )
+
+
+def pdb(
+    *,
+    name: str,
+    match: dict[str, str],
+    min_available: int | str | None = None,
+    max_unavailable: int | str | None = None,
+    allowed: int | None = None,
+) -> dict[str, Any]:
+    """A PodDisruptionBudget manifest in `default`."""
+    spec: dict[str, Any] = {"selector": {"matchLabels": match}}
+    if min_available is not None:
+        spec["minAvailable"] = min_available
+    if max_unavailable is not None:
+        spec["maxUnavailable"] = max_unavailable
+    body: dict[str, Any] = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+    if allowed is not None:
+        body["status"] = {"disruptionsAllowed": allowed}
+    return body
