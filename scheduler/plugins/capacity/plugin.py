@@ -123,6 +123,10 @@ class CapacityPlugin:
     def job_enqueueable(self, job: JobInfo) -> Vote:
         """Permit while minReq + allocated + inqueue - elastic fits realCapability at every level."""
         assert self.ssn is not None
+        blocked = self.tree.blocked_jobs.get(job.uid)
+        if blocked is not None:
+            job.job_fit_error = blocked
+            return Vote.REJECT
         queue = self.ssn.queues.get(job.queue)
         if queue is None or not queue.is_open() or not self.tree.is_usable(job.queue):
             return Vote.REJECT

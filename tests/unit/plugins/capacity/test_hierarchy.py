@@ -179,7 +179,9 @@ def test_cycle_and_missing_parent_are_warned_and_their_jobs_wait() -> None:
     assert verdicts["lost"] is not None and "'ghost' does not exist" in verdicts["lost"].message
     assert not plugin.allocatable(ssn.queues[QueueID("a")], task_of(ssn, "a-job-0"))
     assert plugin.allocatable(ssn.queues[QueueID("ok")], task_of(ssn, "ok-job-0"))
-    assert plugin.job_enqueueable(ssn.jobs[JobID("default/a-job")]) is Vote.REJECT
+    cut_off = ssn.jobs[JobID("default/a-job")]
+    assert plugin.job_enqueueable(cut_off) is Vote.REJECT
+    assert cut_off.job_fit_error == "queue 'a' cannot be used: its queue hierarchy has a cycle (a -> b -> a)"
 
 
 def test_job_in_an_inner_queue_is_warned_waits_and_still_counts_as_usage() -> None:
