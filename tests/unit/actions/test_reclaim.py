@@ -37,7 +37,8 @@ class _Quota:
 def _conf(**arguments: str) -> str:
     args = "".join(f"\n      {key}: {value}" for key, value in arguments.items())
     return (
-        "actions: reclaim\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n    enableReclaimable: false\n"
+        "actions: reclaim\ntiers:\n- plugins:\n  - name: priority\n"
+        "  - name: gang\n    enableReclaimable: false\n"
         f"  - name: quota\n    arguments:{args or ' {}'}\n"
     )
 
