@@ -193,6 +193,8 @@ class QueueTree:
 
     def before_change(self) -> None:
         """Let every live dry-run state copy the attributes as they are now, before a real change."""
+        if not self._pending:
+            return
         for state in list(self._pending):
             state.freeze()
         self._pending.clear()

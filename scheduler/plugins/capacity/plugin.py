@@ -7,7 +7,7 @@ switch as off when it is not written, unlike every other switch (`ssn.HierarchyE
 
 from __future__ import annotations
 
-from scheduler.api import ZERO, JobInfo, NodeInfo, QueueID, QueueInfo, Resource, TaskInfo, Vote
+from scheduler.api import JobInfo, NodeInfo, QueueID, QueueInfo, Resource, TaskInfo, Vote
 from scheduler.framework import (
     Arguments,
     CycleState,
@@ -220,10 +220,12 @@ class CapacityPlugin:
 
 
 def is_overused(attr: QueueAttr) -> bool:
-    """Allocated reaches deserved in every dimension (BEHAVIOUR.md); best-effort: once it holds anything."""
-    if not attr.has_deserved():
-        return not attr.allocated.is_empty()
-    return attr.deserved.less_equal(attr.allocated, ZERO)
+    """Share above 1 (seed 001 §4.1: over deserved, so reclaimable), as Volcano's capacity reports it.
+
+    Capacity registers no overused function: this is only the reported figure. A best-effort queue
+    (share 1) never is.
+    """
+    return attr.share > 1
 
 
 def victims_in_order(ssn: Session, victims: list[TaskInfo], preemptor: TaskInfo) -> list[TaskInfo]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from scheduler.api import JobID, Vote
-from scheduler.framework import Statement
+from scheduler.framework import Statement, close_session
 from tests.builders import node, pod, pod_group, queue
 from tests.unit.plugins.capacity.sessions import attr_of, dims, open_capacity, plugin_of, task_of
 
@@ -146,3 +146,26 @@ def test_job_without_min_resources_and_closed_queue() -> None:
     assert plugin.job_enqueueable(ssn.jobs[JobID("default/free")]) is Vote.PERMIT
     assert plugin.job_enqueueable(ssn.jobs[JobID("default/late")]) is Vote.REJECT
     assert not plugin.allocatable(ssn.queues["shut"], task_of(ssn, "late-0"))  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("cpu", "overused"),
+    [
+        pytest.param("2", False, id="at deserved: share 1, not overused"),
+        pytest.param("3", True, id="above deserved: share 1.5"),
+    ],
+)
+def test_overused_figure_is_share_above_one(cpu: str, overused: bool) -> None:
+    """The reported overused figure is share > 1; a best-effort queue holding resources is not overused."""
+    ssn = open_capacity(
+        node(name="n1", cpu="8"),
+        queue(name="team", deserved={"cpu": "2"}),
+        queue(name="besteffort"),
+        pod_group(name="run", queue="team", phase="Running"),
+        pod(name="run-0", group="run", node_name="n1", cpu=cpu, memory=""),
+        pod_group(name="be", queue="besteffort", phase="Running"),
+        pod(name="be-0", group="be", node_name="n1", cpu="4"),
+    )
+    figures = close_session(ssn).queues
+    assert (figures["team"].overused, figures["besteffort"].overused) == (overused, False)
+    assert figures["besteffort"].share == 1.0
