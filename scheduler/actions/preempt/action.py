@@ -17,7 +17,7 @@ import structlog
 from scheduler.actions.preempt import normal, topology
 from scheduler.actions.preempt.disruption import DisruptionBudgets
 from scheduler.actions.preempt.preemptees import PreempteeIndex, Scope
-from scheduler.api import JobInfo, QueueID, QueueInfo, TaskInfo, TaskStatus, is_preemptable_status
+from scheduler.api import JobInfo, NodeInfo, QueueID, QueueInfo, TaskInfo, TaskStatus, is_preemptable_status
 from scheduler.framework import Arguments, CycleState, PriorityQueue, Session, Statement, ordered
 
 __all__ = ["NAME", "PreemptAction", "PreemptArgs", "new"]
@@ -74,7 +74,8 @@ class PreemptAction:
         self, ssn: Session, queue: QueueInfo, jobs: list[JobInfo], budgets: DisruptionBudgets
     ) -> None:
         """Phase 1: a Statement per preemptor job, committed only if the job ends up pipelined."""
-        index = PreempteeIndex(ssn, _in_queue(ssn, queue.uid))
+        in_queue = [job for job in ssn.jobs.values() if job.queue == queue.uid]
+        index = PreempteeIndex(ssn, _in_queue(ssn, queue.uid), _hosts(ssn, in_queue))
         preemptors = PriorityQueue(ssn.job_order_fn, jobs)
         tasks = {job.uid: _preemptor_tasks(ssn, job) for job in jobs}
         while not preemptors.empty():
@@ -97,10 +98,7 @@ class PreemptAction:
     def _within_jobs(self, ssn: Session, jobs: list[JobInfo], budgets: DisruptionBudgets) -> None:
         """Phase 2: each pending task may preempt its own job's tasks; every Statement is committed."""
         for job in jobs:
-            hosts = {task.node_name for task in job.tasks.values() if task.node_name}
-            index = PreempteeIndex(
-                ssn, _in_job(job), (ssn.nodes[name] for name in hosts if name in ssn.nodes)
-            )
+            index = PreempteeIndex(ssn, _in_job(job), _hosts(ssn, [job]))
             queue = ssn.queues[job.queue]
             tasks = _preemptor_tasks(ssn, job)
             while not tasks.empty():
@@ -148,6 +146,12 @@ def _starving_jobs(ssn: Session) -> list[tuple[QueueInfo, list[JobInfo]]]:
             by_queue.setdefault(job.queue, []).append(job)
     queues = ordered(ssn.queue_order_fn, [ssn.queues[uid] for uid in by_queue])
     return [(queue, by_queue[queue.uid]) for queue in queues]
+
+
+def _hosts(ssn: Session, jobs: list[JobInfo]) -> list[NodeInfo]:
+    """The nodes the jobs' tasks are on: the only ones an index over those jobs needs to read."""
+    names = {task.node_name for job in jobs for task in job.tasks.values() if task.node_name}
+    return [ssn.nodes[name] for name in names if name in ssn.nodes]
 
 
 def _preemptor_tasks(ssn: Session, job: JobInfo) -> PriorityQueue[TaskInfo]:
