@@ -98,6 +98,8 @@ def _reclaim_on(ssn: Session, stmt: Statement, task: TaskInfo, scope: Scope, nod
     if not victims.validate_victims(task, node, chosen):
         return False
     order = victims.in_victim_order(ssn, chosen, task)
+    # Fit is checked before each eviction, as in Volcano's current reclaim (older releases evicted one
+    # victim even on a node where the task already fitted).
     victims.evict_until(
         stmt, order, lambda: victims.fits_future_idle(task, node), budgets=scope.budgets, reason="reclaim"
     )

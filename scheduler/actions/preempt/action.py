@@ -4,6 +4,9 @@ Queue by queue: phase 1 lets starving jobs, best first, preempt other jobs of th
 Statement per job, committed only when the job is then pipelined; phase 2 lets the pending tasks of
 those jobs preempt lower-priority tasks of the same job. Preempt never binds: the preemptor is only
 pipelined and binds in a later cycle, once its victims are gone (BEHAVIOUR.md).
+
+Queues come in queue order and phase 2 covers the queue's own starving jobs; Volcano walks a map of
+queues and, after each queue's phase 1, runs phase 2 over every queue's starving jobs again.
 """
 
 from __future__ import annotations
