@@ -188,6 +188,14 @@ class ExtensionPoints:
         """Register a victim filter for reclaim."""
         self._add("reclaimable", plugin, fn)
 
+    def add_evictable_fn(self, plugin: str, fn: Callable[[TaskInfo], bool]) -> None:
+        """Register a hard victim filter: a task it refuses is never offered to preemptable or reclaimable fns.
+
+        Tier rules can let a later tier pick victims an earlier one refused; a hard filter holds whatever
+        the tiers decide (conformance uses it so that critical pods are never evicted).
+        """
+        self._add("evictable", plugin, fn)
+
     def add_victim_tasks_fn(self, plugin: str, fn: Callable[[list[TaskInfo]], list[TaskInfo]]) -> None:
         """Register a chooser of tasks to evict for rescheduling."""
         self._add("victim_tasks", plugin, fn)
@@ -286,13 +294,21 @@ class ExtensionPoints:
         """True unless some plugin refuses that the queue reclaims for the task."""
         return dispatch.all_pass(self._tier_fns("preemptive"), queue, task)
 
+    def _evictable(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
+        filters = [fn for tier in self._tier_fns("evictable") for fn in tier]
+        if not filters:
+            return tasks
+        return [task for task in tasks if all(fn(task) for fn in filters)]
+
     def preemptable(self, preemptor: TaskInfo, preemptees: list[TaskInfo]) -> list[TaskInfo]:
-        """Return the victims the plugins agree on (tiered intersection)."""
-        return dispatch.tiered_victims(self._tier_fns("preemptable"), preemptor, preemptees)
+        """Return the victims the plugins agree on (hard filters, then tiered intersection)."""
+        candidates = self._evictable(preemptees)
+        return dispatch.tiered_victims(self._tier_fns("preemptable"), preemptor, candidates) if candidates else []
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> list[TaskInfo]:
-        """Return the reclaim victims the plugins agree on (tiered intersection)."""
-        return dispatch.tiered_victims(self._tier_fns("reclaimable"), reclaimer, reclaimees)
+        """Return the reclaim victims the plugins agree on (hard filters, then tiered intersection)."""
+        candidates = self._evictable(reclaimees)
+        return dispatch.tiered_victims(self._tier_fns("reclaimable"), reclaimer, candidates) if candidates else []
 
     def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
         """Return the union of victims of the first tier that names any."""

@@ -56,12 +56,14 @@ class Statement:
                 fn(task)
 
     def evict(self, task: TaskInfo, reason: str) -> None:
-        """Mark a running task Releasing on its node."""
+        """Mark a running task Releasing on its node; `task` may be the job's, the node's or a clone."""
         previous = task.status
-        self._set_status(task, TaskStatus.RELEASING)
         node = self.ssn.nodes.get(task.node_name)
         if node is not None:
-            node.update_task(task)
+            node.remove_task(task)
+        self._set_status(task, TaskStatus.RELEASING)
+        if node is not None:
+            node.add_task(task)
         self._notify(task, allocate=False)
         self.operations.append(_Op(Operation.EVICT, task, task.node_name, previous, reason))
 
@@ -102,10 +104,12 @@ class Statement:
         """Undo every operation, last first, restoring the state before each."""
         for op in reversed(self.operations):
             if op.kind is Operation.EVICT:
-                self._set_status(op.task, op.previous)
                 node = self.ssn.nodes.get(op.node)
                 if node is not None:
-                    node.update_task(op.task)
+                    node.remove_task(op.task)
+                self._set_status(op.task, op.previous)
+                if node is not None:
+                    node.add_task(op.task)
                 self._notify(op.task, allocate=True)
             else:
                 node = self.ssn.nodes.get(op.node)

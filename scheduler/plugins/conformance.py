@@ -21,22 +21,23 @@ class ConformancePlugin:
         self.args = args
 
     def on_session_open(self, ssn: Session) -> None:
-        """Register the victim filter for preempt and reclaim."""
+        """Register the victim filter for preempt and reclaim, and as a hard filter no tier can bypass."""
         ssn.add_preemptable_fn(NAME, evictable)
         ssn.add_reclaimable_fn(NAME, evictable)
+        ssn.add_evictable_fn(NAME, is_evictable)
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to report."""
 
 
+def is_evictable(task: TaskInfo) -> bool:
+    """True unless the task is in kube-system or of a system-critical priority class."""
+    return task.namespace != _SYSTEM_NAMESPACE and task.priority_class_name not in _CRITICAL_CLASSES
+
+
 def evictable(evictor: TaskInfo, evictees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
     """Keep every evictee that is neither in kube-system nor of a system-critical priority class."""
-    victims = [
-        task
-        for task in evictees
-        if task.namespace != _SYSTEM_NAMESPACE and task.priority_class_name not in _CRITICAL_CLASSES
-    ]
-    return victims, Vote.PERMIT
+    return [task for task in evictees if is_evictable(task)], Vote.PERMIT
 
 
 def new(args: Arguments) -> ConformancePlugin:

@@ -99,3 +99,15 @@ def test_commit_records_binds_and_evictions_in_order() -> None:
     assert [(t.name, r) for t, r in ssn.evictions] == [("run-1", "reclaim")]
     assert new0.status is TaskStatus.PIPELINED and new0.node_name == "n1"
     assert stmt.operations == []
+
+
+def test_evicting_the_nodes_own_copy_keeps_the_node_right() -> None:
+    """Evict and discard work when given the node's own task object, not a clone."""
+    ssn = session()
+    before = state(ssn)
+    held = next(iter(ssn.nodes["n1"].tasks.values()))
+    stmt = Statement(ssn)
+    stmt.evict(held, "preempt")
+    assert ssn.nodes["n1"].releasing.milli_cpu == 2000 and ssn.nodes["n1"].used.milli_cpu == 4000
+    stmt.discard()
+    assert state(ssn)[:2] == before[:2]
