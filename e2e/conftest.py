@@ -60,11 +60,14 @@ def control_plane() -> Iterator[ControlPlane | ExistingCluster]:
         yield ExistingCluster(kubeconfig)
         return
     cp = ControlPlane()
+    error = None
     try:
         cp.start()
     except (ControlPlaneError, OSError) as e:
+        error = str(e)
+    if error is not None:
         cp.stop()
-        pytest.fail(f"local Kubernetes control plane could not be built or started: {e}", pytrace=False)
+        pytest.fail(f"local Kubernetes control plane could not be built or started: {error}", pytrace=False)
     try:
         yield cp
     finally:

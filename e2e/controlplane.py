@@ -52,7 +52,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -63,7 +63,14 @@ CLI_WORK_DIR = DEFAULT_WORK_ROOT / "control-plane"
 
 #: Binaries :meth:`ControlPlane.start` makes sure of (helm is built by the script too).
 #: kubectl is built at the API server's version, so there is no client/server skew.
-CONTROL_PLANE_BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl")
+CONTROL_PLANE_BINARIES = (
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kwok",
+    "kubectl",
+)
 
 #: kube-controller-manager controllers run by default.  nodelifecycle removes the
 #: node.kubernetes.io/not-ready taint once kwok marks a node Ready;
@@ -278,7 +285,16 @@ def _make_pki(pki: Path) -> None:
     pki.mkdir(parents=True, exist_ok=True)
 
     def genkey(name: str) -> None:
-        _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", f"{name}.key", cwd=pki)
+        _openssl(
+            "genpkey",
+            "-algorithm",
+            "EC",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-out",
+            f"{name}.key",
+            cwd=pki,
+        )
         os.chmod(pki / f"{name}.key", 0o600)
 
     def sign(spec: _CertSpec, self_signed: bool = False, ca: str = "ca") -> None:
@@ -302,15 +318,28 @@ def _make_pki(pki: Path) -> None:
             if spec.sans:
                 ext.append("subjectAltName=" + ",".join(spec.sans))
         (pki / f"{spec.name}.ext").write_text("\n".join(ext) + "\n")
-        _openssl("req", "-new", "-key", f"{spec.name}.key", "-subj", subj, "-out", f"{spec.name}.csr", cwd=pki)
+        _openssl(
+            "req", "-new", "-key", f"{spec.name}.key", "-subj", subj, "-out", f"{spec.name}.csr", cwd=pki
+        )
         serial = "0x" + secrets.token_hex(16)
         common = ["-days", "3650", "-sha256", "-set_serial", serial]
         common += ["-extfile", f"{spec.name}.ext", "-extensions", "ext", "-out", f"{spec.name}.crt"]
         if self_signed:
-            _openssl("x509", "-req", "-in", f"{spec.name}.csr", "-signkey", f"{spec.name}.key", *common, cwd=pki)
+            _openssl(
+                "x509", "-req", "-in", f"{spec.name}.csr", "-signkey", f"{spec.name}.key", *common, cwd=pki
+            )
         else:
             _openssl(
-                "x509", "-req", "-in", f"{spec.name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key", *common, cwd=pki
+                "x509",
+                "-req",
+                "-in",
+                f"{spec.name}.csr",
+                "-CA",
+                f"{ca}.crt",
+                "-CAkey",
+                f"{ca}.key",
+                *common,
+                cwd=pki,
             )
         (pki / f"{spec.name}.csr").unlink()
         (pki / f"{spec.name}.ext").unlink()
@@ -400,14 +429,6 @@ class _Component:
         return self.proc.pid if self.proc is not None else self.pid
 
 
-@dataclass
-class _Timings:
-    values: dict[str, float] = field(default_factory=dict)
-
-    def record(self, key: str, seconds: float) -> None:
-        self.values[key] = round(seconds, 3)
-
-
 class ControlPlane:
     """etcd + kube-apiserver + kube-controller-manager + kwok (+ kube-scheduler) on loopback.
 
@@ -488,7 +509,8 @@ class ControlPlane:
             self._started = True
             self.timings["total"] = round(time.monotonic() - t0, 3)
             parts = ", ".join(f"{k} {v:.1f}s" for k, v in self.timings.items() if k != "total")
-            _log(f"control plane up at {self.server} in {self.timings['total']:.1f}s ({parts}); work dir {self.work_dir}")
+            total = self.timings["total"]
+            _log(f"control plane up at {self.server} in {total:.1f}s ({parts}); work dir {self.work_dir}")
             return self
 
     def stop(self) -> None:
@@ -597,7 +619,9 @@ class ControlPlane:
             _log(f"kube-apiserver restarted in {elapsed:.1f}s")
             return elapsed
 
-    def restart(self, name: str, *, kill: bool = False, grace_period: float = 10.0, timeout: float | None = None) -> float:
+    def restart(
+        self, name: str, *, kill: bool = False, grace_period: float = 10.0, timeout: float | None = None
+    ) -> float:
         """Restart any running component with the same arguments (see restart_apiserver)."""
         if name == "kube-apiserver":
             return self.restart_apiserver(kill=kill, grace_period=grace_period, timeout=timeout)
@@ -629,7 +653,9 @@ class ControlPlane:
     def env(self) -> dict[str, str]:
         return {"KUBECONFIG": str(self.kubeconfig), "E2E_KUBECONFIG": str(self.kubeconfig)}
 
-    def kubectl(self, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    def kubectl(
+        self, *args: str, check: bool = True, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """Run kubectl against this control plane."""
         return subprocess.run(
             [self.binary("kubectl"), f"--kubeconfig={self.kubeconfig}", *args],
@@ -668,9 +694,7 @@ class ControlPlane:
             _write_kubeconfig(path, self.server, self.pki, user, cert)
 
         self._start_step("etcd", self._etcd_args(), f"http://127.0.0.1:{self.ports['etcd']}/health")
-        self._start_step(
-            "kube-apiserver", self._apiserver_args(), f"{self.server}/readyz"
-        )
+        self._start_step("kube-apiserver", self._apiserver_args(), f"{self.server}/readyz")
         self._start_step(
             "kube-controller-manager",
             self._controller_manager_args(),
@@ -780,7 +804,9 @@ class ControlPlane:
             *self.kwok_args,
         ]
 
-    def _spawn(self, name: str, args: Sequence[str], *, health: str | None, append_log: bool = False) -> _Component:
+    def _spawn(
+        self, name: str, args: Sequence[str], *, health: str | None, append_log: bool = False
+    ) -> _Component:
         log = self.log_path(name)
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab" if append_log else "wb") as out:
@@ -796,7 +822,9 @@ class ControlPlane:
             )
         if not self.detach:
             _get_reaper().add(proc.pid)
-        comp = _Component(name=name, args=list(args), log=log, health=health, proc=proc, started_at=time.monotonic())
+        comp = _Component(
+            name=name, args=list(args), log=log, health=health, proc=proc, started_at=time.monotonic()
+        )
         self._components[name] = comp
         return comp
 
@@ -851,7 +879,8 @@ class ControlPlane:
             if not comp.alive():
                 code = comp.proc.returncode if comp.proc is not None else "?"
                 raise ControlPlaneError(
-                    f"{comp.name} exited (code {code}) before becoming ready; log {comp.log}:\n{_tail(comp.log)}"
+                    f"{comp.name} exited (code {code}) before becoming ready; "
+                    f"log {comp.log}:\n{_tail(comp.log)}"
                 )
             ok, last = self._probe(comp.health)
             if ok:
@@ -870,7 +899,8 @@ class ControlPlane:
             "work_dir": str(self.work_dir),
             "ports": self.ports,
             "components": {
-                n: {"pid": c.current_pid, "health": c.health, "log": str(c.log)} for n, c in self._components.items()
+                n: {"pid": c.current_pid, "health": c.health, "log": str(c.log)}
+                for n, c in self._components.items()
             },
         }
         tmp = self.work_dir / "state.json.tmp"

@@ -62,6 +62,15 @@ done
 
 mkdir -p "$BIN_DIR" "$BUILD_ROOT"
 
+# One build at a time per cache (parallel test sessions may all call this).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$CACHE_DIR/.build.lock"
+  if ! flock -n 9; then
+    echo "==> waiting for another build-control-plane.sh on $CACHE_DIR"
+    flock 9
+  fi
+fi
+
 GO="${GO:-}"
 if [ -z "$GO" ]; then
   if command -v go >/dev/null 2>&1; then GO="$(command -v go)"; else GO=/usr/local/go/bin/go; fi
