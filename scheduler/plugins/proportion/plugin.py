@@ -92,7 +92,11 @@ class QueueShares:
         return self.allocatable(queue, task)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
-        """Offer victims only while their queue's allocated is above its deserved, counting each one taken."""
+        """Offer victims only while their queue's allocated is above its deserved, counting each one taken.
+
+        As in Volcano, a victim queue whose allocation is below the reclaimer's request in some dimension
+        is skipped: evicting from it could not make room for the reclaimer.
+        """
         victims = []
         allocations: dict[QueueID, Resource] = {}
         for reclaimee in reclaimees:
@@ -102,6 +106,8 @@ class QueueShares:
             allocated = allocations.get(attr.queue_id)
             if allocated is None:
                 allocated = allocations[attr.queue_id] = attr.allocated.clone()
+            if allocated.less_partly(reclaimer.resreq, ZERO):
+                continue  # Volcano: a queue holding less than the reclaimer asks for in some dimension is skipped
             if not allocated.less_equal(attr.deserved, ZERO):
                 allocated.sub_without_assert(reclaimee.resreq)
                 victims.append(reclaimee)
