@@ -286,16 +286,17 @@ def test_reclaimable_takes_victims_only_while_their_queue_is_above_deserved() ->
 
 
 def test_reclaimable_skips_a_queue_holding_less_than_the_reclaimer_asks() -> None:
-    """Volcano's LessPartly check: x holds 3 CPU over deserved, but the reclaimer wants 5, so x offers nothing."""
+    """Volcano's LessPartly check: x holds 3 CPU over its deserved 2, but the reclaimer wants 5, so x offers nothing."""
     ssn = session(
         node(name="n1", cpu="8"),
-        queue(name="x"), queue(name="y"),
+        queue(name="x", capability={"cpu": "2"}), queue(name="y"),
         pod_group(name="jx", queue="x", phase="Running"),
         *[pod(name=f"x-{i}", group="jx", node_name="n1", cpu="1", memory="") for i in range(3)],
         pod_group(name="jy", queue="y", phase="Running"),
         pod(name="y-0", group="jy", cpu="5", memory=""),
     )
     state = shares(ssn)
+    assert state.attrs[QueueID("x")].deserved.milli_cpu == 2000
     reclaimees = [task_of(ssn, "jx", f"x-{i}") for i in range(3)]
     victims, _ = state.reclaimable(task_of(ssn, "jy", "y-0"), reclaimees)
     assert victims == []
