@@ -4,6 +4,7 @@ Per node: the weighted mean, over the resources the task requests and the plugin
 (used + request) / allocatable, times MaxNodeScore (100) and `binpack.weight`. A resource the node
 lacks, or that would overflow it, scores 0 but keeps its weight in the mean. Vectorised over the
 candidate rows with the session's `NodeArrays` (used = allocatable - idle, pipelined not counted).
+A resource weighed here but held by no node scores 0 and keeps its weight.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ import numpy.typing as npt
 from scheduler.api import CPU, MEMORY, NodeArrays, TaskInfo
 from scheduler.framework import Arguments, IndexArray, Session
 
-__all__ = ["NAME", "BinpackPlugin", "BinpackWeights", "new"]
+__all__ = ["NAME", "BinpackPlugin", "BinpackScores", "BinpackWeights", "new"]
 
 NAME = "binpack"
 MAX_NODE_SCORE = 100.0
+
+FloatArray = npt.NDArray[np.float64]
 
 
 class BinpackWeights:
@@ -52,6 +55,48 @@ def _non_negative(weight: int) -> int:
     return weight if weight >= 0 else 1
 
 
+class BinpackScores:
+    """The session's allocatable columns for the weighed resources, and the score over them."""
+
+    __slots__ = ("arrays", "columns", "size", "weights")
+
+    def __init__(self, arrays: NodeArrays, weights: BinpackWeights) -> None:
+        self.arrays = arrays
+        self.weights = weights
+        self.size = len(arrays.nodes)
+        self.columns: dict[str, tuple[int, FloatArray, FloatArray]] = {}
+        for name in weights.resources:
+            column = arrays.columns.get(name)
+            if column is not None:
+                capacity = arrays.allocatable[:, column].copy()
+                self.columns[name] = (column, capacity, np.where(capacity != 0, capacity, 1.0))
+
+    def score(self, task: TaskInfo, rows: IndexArray) -> FloatArray:
+        """Volcano's BinPackingScore of each candidate row (over all nodes, or the candidates when few)."""
+        subset = len(rows) * 4 < self.size
+        score: FloatArray = np.zeros(len(rows) if subset else self.size)
+        weight_sum = 0
+        for name in task.resreq.names():
+            weight = self.weights.resources.get(name)
+            if weight is None:
+                continue
+            weight_sum += weight
+            entry = self.columns.get(name)
+            if weight == 0 or entry is None:
+                continue
+            column, capacity, safe = entry
+            if subset:
+                capacity, safe, idle = capacity[rows], safe[rows], self.arrays.idle[rows, column]
+            else:
+                idle = self.arrays.idle[:, column]
+            used_finally = capacity - idle + task.resreq.get(name)
+            score += np.where(used_finally <= capacity, used_finally * float(weight) / safe, 0.0)
+        if weight_sum > 0:
+            score /= weight_sum
+        score *= MAX_NODE_SCORE * self.weights.weight
+        return score if subset else score[rows]
+
+
 class BinpackPlugin:
     """Prefer the node the task fills most."""
 
@@ -60,46 +105,17 @@ class BinpackPlugin:
     def __init__(self, args: Arguments) -> None:
         self.args = args
         self.weights = BinpackWeights.from_arguments(args)
-        self.arrays: NodeArrays | None = None
+        self.scores: BinpackScores | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the node score unless `binpack.weight` is 0."""
-        self.arrays = ssn.arrays
+        self.scores = BinpackScores(ssn.arrays, self.weights)
         if self.weights.weight != 0:
-            ssn.add_batch_node_order_fn(NAME, self.score)
+            ssn.add_batch_node_order_fn(NAME, self.scores.score)
 
     def on_session_close(self, ssn: Session) -> None:
-        """Drop the session's arrays."""
-        self.arrays = None
-
-    def score(self, task: TaskInfo, rows: IndexArray) -> npt.NDArray[np.float64]:
-        """Return the binpack score of each candidate row."""
-        assert self.arrays is not None
-        return binpack_scores(task, rows, self.arrays, self.weights)
-
-
-def binpack_scores(
-    task: TaskInfo, rows: IndexArray, arrays: NodeArrays, weights: BinpackWeights
-) -> npt.NDArray[np.float64]:
-    """Volcano's BinPackingScore for every row of `rows`."""
-    score = np.zeros(len(rows))
-    weight_sum = 0
-    for name in task.resreq.names():
-        weight = weights.resources.get(name)
-        if weight is None:
-            continue
-        weight_sum += weight
-        column = arrays.columns.get(name)
-        if weight == 0 or column is None:
-            continue
-        capacity = arrays.allocatable[rows, column]
-        used_finally = capacity - arrays.idle[rows, column] + task.resreq.get(name)
-        fits = (capacity != 0) & (used_finally <= capacity)
-        score += np.where(fits, used_finally * float(weight) / np.where(capacity != 0, capacity, 1.0), 0.0)
-    if weight_sum > 0:
-        score /= weight_sum
-    result: npt.NDArray[np.float64] = score * (MAX_NODE_SCORE * weights.weight)
-    return result
+        """Drop the session state."""
+        self.scores = None
 
 
 def new(args: Arguments) -> BinpackPlugin:

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler.api import (
+    MaskArray,
     NodeInfo,
     PodAffinityTerm,
     TaskID,
@@ -65,20 +66,111 @@ class NodeOrderWeights:
 
 
 # Resource scores ----------------------------------------------------------------------------------
+#
+# Matrices are resources x nodes, float64 holding integers (milli-CPU, bytes, milli-GPU), one row a
+# resource so that each numpy call covers every resource. Kubernetes' integer divisions become a float
+# division truncated by astype(int64): exact while the dividend stays below 2**53 (100 x memory bytes,
+# up to ~90 PB per node).
 
 
-def _quantities(task: TaskInfo) -> tuple[int, int, int]:
+def _quantities(task: TaskInfo) -> tuple[float, float, float]:
     """The pod's requests as Kubernetes counts them (init containers' max rule included): cpu, memory, gpu."""
     request = task.init_resreq
-    return math.ceil(request.milli_cpu), math.ceil(request.memory), math.ceil(request.scalars.get(GPU, 0.0))
+    return (
+        float(math.ceil(request.milli_cpu)),
+        float(math.ceil(request.memory)),
+        float(math.ceil(request.scalars.get(GPU, 0.0))),
+    )
 
 
-def _non_zero(cpu: int, memory: int) -> tuple[int, int]:
+def _non_zero(cpu: float, memory: float) -> tuple[float, float]:
     return cpu or DEFAULT_MILLI_CPU_REQUEST, memory or DEFAULT_MEMORY_REQUEST
 
 
+class Allocatable:
+    """Allocatable resources x nodes, with what scoring needs precomputed: present (not 0), safe divisors."""
+
+    __slots__ = ("present", "safe", "uniform", "values")
+
+    def __init__(self, values: FloatArray) -> None:
+        self.values = values
+        self.present: MaskArray = values != 0
+        self.safe: FloatArray = np.where(self.present, values, 1.0)
+        self.uniform = bool(self.present.all())
+
+    def take(self, rows: IndexArray | None, count: int) -> Allocatable:
+        """Return the first `count` resources, at the nodes `rows` (all nodes for None)."""
+        chosen = Allocatable.__new__(Allocatable)
+        if rows is None:
+            chosen.values, chosen.present, chosen.safe = (
+                self.values[:count],
+                self.present[:count],
+                self.safe[:count],
+            )
+        else:
+            chosen.values = self.values[:count, rows]
+            chosen.present = self.present[:count, rows]
+            chosen.safe = self.safe[:count, rows]
+        chosen.uniform = bool(chosen.present.all())
+        return chosen
+
+
+def _mean_of_present(scores: IntArray, allocatable: Allocatable) -> IntArray:
+    """Integer mean over the resources with allocatable not 0 (equal weights), 0 where there is none."""
+    if allocatable.uniform:
+        result: IntArray = (
+            (scores[0] + scores[1]) >> 1 if len(scores) == 2 else scores.sum(axis=0) // len(scores)
+        )
+        return result
+    count = allocatable.present.sum(axis=0)
+    total = np.where(allocatable.present, scores, 0).sum(axis=0)
+    result = np.where(count == 0, 0, total // np.maximum(count, 1))
+    return result
+
+
+def least_requested(allocatable: Allocatable, requested: FloatArray) -> IntArray:
+    """Kubernetes' LeastAllocated (cpu, memory, equal weights): (alloc - requested) * 100 / alloc."""
+    scores = (np.maximum(allocatable.values - requested, 0.0) * 100.0 / allocatable.safe).astype(np.int64)
+    return _mean_of_present(scores, allocatable)
+
+
+def most_requested(allocatable: Allocatable, requested: FloatArray) -> IntArray:
+    """Kubernetes' MostAllocated (cpu, memory, equal weights): min(requested, alloc) * 100 / alloc."""
+    scores = (np.minimum(requested, allocatable.values) * 100.0 / allocatable.safe).astype(np.int64)
+    return _mean_of_present(scores, allocatable)
+
+
+def balanced_allocation(allocatable: Allocatable, requested: FloatArray) -> IntArray:
+    """Kubernetes' BalancedAllocation: 100 * (1 - std of the requested fractions), fractions capped at 1.
+
+    Two fractions use |a - b| / 2, three the population standard deviation, fewer give 0.
+    """
+    fractions = np.minimum(requested / allocatable.safe, 1.0)
+    if allocatable.uniform and len(fractions) == 2:
+        std = np.abs((fractions[0] - fractions[1]) / 2)
+    else:
+        std = _std_of_present(fractions, allocatable.present)
+    result: IntArray = ((1.0 - std) * 100.0).astype(np.int64)
+    return result
+
+
+def _std_of_present(fractions: FloatArray, present: MaskArray) -> FloatArray:
+    count = present.sum(axis=0)
+    high = np.where(present, fractions, -np.inf).max(axis=0)
+    low = np.where(present, fractions, np.inf).min(axis=0)
+    std = np.where(count == 2, np.abs((high - low) / 2), 0.0)
+    if len(fractions) == 3:
+        mean = (fractions[0] + fractions[1] + fractions[2]) / 3
+        spread = np.zeros(len(mean))
+        for fraction in fractions:
+            spread = spread + (fraction - mean) * (fraction - mean)
+        std = np.where(count == 3, np.sqrt(spread / 3), std)
+    result: FloatArray = std
+    return result
+
+
 class NodeRequests:
-    """Per node: allocatable and requested cpu, memory, gpu, and the non-zero cpu and memory requests.
+    """Per node: allocatable cpu, memory, gpu; what its pods request, plainly and with non-zero defaults.
 
     Follows the pods on each node as Volcano's node map does: snapshot pods, plus allocations and minus
     evictions of this session (event handlers).
@@ -89,84 +181,38 @@ class NodeRequests:
     def __init__(self, nodes: Sequence[NodeInfo]) -> None:
         count = len(nodes)
         self.rows = {node.name: row for row, node in enumerate(nodes)}
-        self.allocatable: IntArray = np.zeros((count, 3), dtype=np.int64)
-        self.requested: IntArray = np.zeros((count, 3), dtype=np.int64)
-        self.non_zero: IntArray = np.zeros((count, 2), dtype=np.int64)
+        alloc = [node.allocatable for node in nodes]
+        values = np.zeros((3, count))
+        values[0] = [math.ceil(a.milli_cpu) for a in alloc]
+        values[1] = [math.ceil(a.memory) for a in alloc]
+        values[2] = [math.ceil(a.scalars.get(GPU, 0.0)) for a in alloc]
+        self.allocatable = Allocatable(values)
+        self.requested: FloatArray = np.zeros((3, count))
+        self.non_zero: FloatArray = np.zeros((2, count))
         for row, node in enumerate(nodes):
-            alloc = node.allocatable
-            self.allocatable[row] = (
-                math.ceil(alloc.milli_cpu),
-                math.ceil(alloc.memory),
-                math.ceil(alloc.scalars.get(GPU, 0.0)),
-            )
             for task in node.tasks.values():
-                self._account(task, row, 1)
+                self._account(task, row, 1.0)
 
-    def _account(self, task: TaskInfo, row: int, sign: int) -> None:
+    def _account(self, task: TaskInfo, row: int, sign: float) -> None:
         cpu, memory, gpu = _quantities(task)
-        self.requested[row] += (sign * cpu, sign * memory, sign * gpu)
+        self.requested[0, row] += sign * cpu
+        self.requested[1, row] += sign * memory
+        self.requested[2, row] += sign * gpu
         nz_cpu, nz_memory = _non_zero(cpu, memory)
-        self.non_zero[row] += (sign * nz_cpu, sign * nz_memory)
+        self.non_zero[0, row] += sign * nz_cpu
+        self.non_zero[1, row] += sign * nz_memory
 
     def allocated(self, task: TaskInfo) -> None:
         """Event handler: the task now sits on `task.node_name`."""
         row = self.rows.get(task.node_name)
         if row is not None:
-            self._account(task, row, 1)
+            self._account(task, row, 1.0)
 
     def deallocated(self, task: TaskInfo) -> None:
         """Event handler: the task left `task.node_name`."""
         row = self.rows.get(task.node_name)
         if row is not None:
-            self._account(task, row, -1)
-
-
-def least_requested(allocatable: IntArray, requested: IntArray) -> IntArray:
-    """Kubernetes' LeastAllocated over cpu and memory (weights 50/50); columns where allocatable is 0 drop."""
-    return _weighted(allocatable, requested, _least_score)
-
-
-def most_requested(allocatable: IntArray, requested: IntArray) -> IntArray:
-    """Kubernetes' MostAllocated over cpu and memory (weights 1/1)."""
-    return _weighted(allocatable, requested, _most_score)
-
-
-def _least_score(allocatable: IntArray, requested: IntArray) -> IntArray:
-    safe = np.where(allocatable == 0, 1, allocatable)
-    score: IntArray = np.where(requested > allocatable, 0, (allocatable - requested) * MAX_NODE_SCORE // safe)
-    return score
-
-
-def _most_score(allocatable: IntArray, requested: IntArray) -> IntArray:
-    safe = np.where(allocatable == 0, 1, allocatable)
-    score: IntArray = np.minimum(requested, allocatable) * MAX_NODE_SCORE // safe
-    return score
-
-
-def _weighted(allocatable: IntArray, requested: IntArray, scorer: Any) -> IntArray:
-    present = allocatable != 0
-    scores = np.where(present, scorer(allocatable, requested), 0)
-    weight_sum = present.sum(axis=1)
-    total = scores.sum(axis=1)
-    result: IntArray = np.where(weight_sum == 0, 0, total // np.maximum(weight_sum, 1))
-    return result
-
-
-def balanced_allocation(allocatable: IntArray, requested: IntArray) -> IntArray:
-    """Kubernetes' BalancedAllocation: 100 * (1 - std of the requested fractions), fractions capped at 1."""
-    present = allocatable != 0
-    fractions = np.minimum(requested / np.where(present, allocatable, 1), 1.0)
-    count = present.sum(axis=1)
-    two = np.abs(
-        np.where(present, fractions, np.inf).min(axis=1) - np.where(present, fractions, -np.inf).max(axis=1)
-    )
-    mean = np.where(present, fractions, 0.0).sum(axis=1) / np.maximum(count, 1)
-    spread = np.sqrt(
-        np.where(present, (fractions - mean[:, None]) ** 2, 0.0).sum(axis=1) / np.maximum(count, 1)
-    )
-    std = np.where(count == 2, two / 2, np.where(count > 2, spread, 0.0))
-    result: IntArray = np.trunc((1 - std) * MAX_NODE_SCORE).astype(np.int64)
-    return result
+            self._account(task, row, -1.0)
 
 
 # Affinity and taint scores ------------------------------------------------------------------------
@@ -280,6 +326,13 @@ class InterPodAffinity:
         self.pods.get(task.namespace, {}).pop(task.uid, None)
         self.with_affinity.pop(task.uid, None)
 
+    def may_score(self, task: TaskInfo) -> bool:
+        """False when no term can score: the task has no preferred terms and no placed pod scores others."""
+        if self.with_affinity:
+            return True
+        own = self.terms(task) if task.affinity else None
+        return own is not None and bool(own.preferred_affinity or own.preferred_anti)
+
     def topology_scores(self, task: TaskInfo) -> dict[str, dict[str, int]]:
         """Return topology key -> value -> score for the incoming `task` (Kubernetes' PreScore)."""
         scores: dict[str, dict[str, int]] = {}
@@ -381,7 +434,7 @@ class NodeOrderState:
         self.requests = NodeRequests(ssn.node_list)
         self.pods = InterPodAffinity(ssn.node_list)
         self._affinity: dict[object, IntArray] = {}
-        self._taints: dict[tuple[Toleration, ...], IntArray] = {}
+        self._taints: dict[tuple[Toleration, ...], tuple[IntArray, int]] = {}
 
     def allocated(self, task: TaskInfo) -> None:
         """Event handler: follow an allocation or pipeline."""
@@ -406,42 +459,65 @@ class NodeOrderState:
             )
         return counts
 
-    def taint_counts(self, task: TaskInfo) -> IntArray:
-        """Return, per node, its untolerated PreferNoSchedule taints (cached per tolerations)."""
-        counts = self._taints.get(task.tolerations)
-        if counts is None:
-            counts = self._taints[task.tolerations] = np.fromiter(
+    def taint_counts(self, task: TaskInfo) -> tuple[IntArray, int]:
+        """Return, per node, its untolerated PreferNoSchedule taints, and their maximum (cached per shape)."""
+        cached = self._taints.get(task.tolerations)
+        if cached is None:
+            counts = np.fromiter(
                 (intolerable_prefer_no_schedule(task.tolerations, node) for node in self.nodes),
                 dtype=np.int64,
                 count=len(self.nodes),
             )
-        return counts
+            cached = self._taints[task.tolerations] = (counts, int(counts.max()) if len(counts) else 0)
+        return cached
 
     def score(self, task: TaskInfo, rows: IndexArray) -> FloatArray:
         """Return the weighted sum of every score for the candidate rows."""
         weights = self.weights
-        total = np.zeros(len(rows), dtype=np.int64)
-        cpu, memory, gpu = _quantities(task)
-        if weights.least_requested or weights.most_requested:
-            allocatable = self.requests.allocatable[rows, :2]
-            requested = self.requests.non_zero[rows] + _non_zero(cpu, memory)
-            if weights.least_requested:
-                total += weights.least_requested * least_requested(allocatable, requested)
-            if weights.most_requested:
-                total += weights.most_requested * most_requested(allocatable, requested)
-        if weights.balanced_resource:
-            columns = 3 if gpu else 2
-            allocatable = self.requests.allocatable[rows, :columns]
-            requested = self.requests.requested[rows, :columns] + (cpu, memory, gpu)[:columns]
-            total += weights.balanced_resource * balanced_allocation(allocatable, requested)
+        resources = self._resource_scores(task, rows)
+        total = resources.astype(np.float64) if resources is not None else np.zeros(len(rows))
         if weights.node_affinity and preferred_node_affinity(task):
             total += weights.node_affinity * normalize(self.node_affinity_counts(task)[rows], reverse=False)
         if weights.taint_toleration:
-            total += weights.taint_toleration * normalize(self.taint_counts(task)[rows], reverse=True)
-        if weights.pod_affinity:
+            counts, top = self.taint_counts(task)
+            if top == 0:
+                total += weights.taint_toleration * MAX_NODE_SCORE
+            else:
+                total += weights.taint_toleration * normalize(counts[rows], reverse=True)
+        if weights.pod_affinity and self.pods.may_score(task):
             total += weights.pod_affinity * self.pods.score(task, rows)
-        result: FloatArray = total.astype(np.float64)
+        return total
+
+    def _resource_scores(self, task: TaskInfo, rows: IndexArray) -> IntArray | None:
+        """Least/most requested and balanced allocation, over all nodes then taken at `rows` when the
+        candidates are many, over the candidates alone when they are few."""
+        weights, requests = self.weights, self.requests
+        subset = len(rows) * 4 < len(self.nodes)
+        pick = rows if subset else None
+        cpu, memory, gpu = _quantities(task)
+        total: IntArray | None = None
+        if weights.least_requested or weights.most_requested:
+            allocatable = requests.allocatable.take(pick, 2)
+            non_zero = requests.non_zero if pick is None else requests.non_zero[:, pick]
+            wanted = non_zero + np.array(_non_zero(cpu, memory))[:, None]
+            if weights.least_requested:
+                total = _plus(total, weights.least_requested * least_requested(allocatable, wanted))
+            if weights.most_requested:
+                total = _plus(total, weights.most_requested * most_requested(allocatable, wanted))
+        if weights.balanced_resource:
+            count = 3 if gpu else 2
+            allocatable = requests.allocatable.take(pick, count)
+            requested = requests.requested[:count] if pick is None else requests.requested[:count, pick]
+            wanted = requested + np.array((cpu, memory, gpu)[:count])[:, None]
+            total = _plus(total, weights.balanced_resource * balanced_allocation(allocatable, wanted))
+        if total is None or subset:
+            return total
+        result: IntArray = total[rows]
         return result
+
+
+def _plus(total: IntArray | None, more: IntArray) -> IntArray:
+    return more if total is None else total + more
 
 
 class NodeOrderPlugin:

@@ -23,14 +23,13 @@ NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"
 class PredicateState:
     """One session's predicate state: static masks per shape, the placed pods, affinity counts per task."""
 
-    __slots__ = ("_counts", "labels", "placed", "ssn", "static", "switches")
+    __slots__ = ("_counts", "placed", "ssn", "static", "switches")
 
     def __init__(self, ssn: Session, switches: Switches) -> None:
         self.ssn = ssn
         self.switches = switches
         self.static = StaticFilters(ssn.node_list, switches)
-        self.labels = [node.labels for node in ssn.node_list]
-        self.placed = PlacedPods(AffinityTerms())
+        self.placed = PlacedPods(AffinityTerms(), self.static.labels)
         for node in ssn.node_list:
             for task in node.tasks.values():
                 self.placed.add(task, node.index)
@@ -50,46 +49,46 @@ class PredicateState:
         """Return the task's affinity counts, rebuilt only after placements changed."""
         cached = self._counts.get(task.uid)
         if cached is None or cached[0] != self.placed.generation:
-            counts = AffinityCounts.build(task, self.placed, self.labels)
+            counts = AffinityCounts.build(task, self.placed)
             cached = self._counts[task.uid] = (self.placed.generation, counts)
         return cached[1]
 
-    def _needs_affinity(self, task: TaskInfo) -> bool:
+    def _affinity(self, task: TaskInfo) -> AffinityCounts | None:
+        """The task's affinity counts when some inter-pod check can fail for it, else None."""
         if not self.switches.pod_affinity:
-            return False
+            return None
         affinity, anti = self.placed.terms.required(task)
-        return bool(affinity or anti or self.placed.anti_affinity)
+        if not (affinity or anti or self.placed.anti_affinity):
+            return None
+        counts = self.affinity_counts(task)
+        return None if counts.is_empty else counts
 
     def batch_predicate(self, task: TaskInfo, for_preempt: bool) -> MaskArray:
         """Return, per node of `ssn.node_list`, whether the task passes every filter."""
         mask = self.static.mask(task)
-        ports = self.switches.node_ports and not for_preempt and task.host_ports and self.placed.ports
-        if not ports and not self._needs_affinity(task):
-            return mask
-        mask = mask.copy()
-        if ports:
-            rows = list(self.placed.port_conflict_rows(task.host_ports))
-            mask[rows] = False
-        if self._needs_affinity(task):
-            mask &= self.affinity_counts(task).mask(self.static.labels, for_preempt=for_preempt)
+        taken = None
+        if self.switches.node_ports and not for_preempt and task.host_ports:
+            taken = self.placed.port_conflicts(task.host_ports)
+        counts = self._affinity(task)
+        if taken is not None:
+            mask = mask & ~taken
+        if counts is not None:
+            mask = mask & counts.mask(for_preempt=for_preempt)
         return mask
 
     def predicate(self, task: TaskInfo, node: NodeInfo) -> PredicateStatus | None:
-        """Return why the node does not suit the task, or None; an unresolvable reason wins over resolvable ones."""
+        """Return why the node does not suit the task, or None; an unresolvable reason wins."""
         reason = node_filter_failure(task, node, self.switches)
         if reason is not None:
             return PredicateStatus(reason)
         status = None
-        if (
-            self.switches.node_ports
-            and task.host_ports
-            and self.placed.has_port_conflict(task.host_ports, node.index)
-        ):
+        ports = self.switches.node_ports and task.host_ports
+        if ports and self.placed.has_port_conflict(task.host_ports, node.index):
             status = PredicateStatus(NODE_PORTS, resolvable=True)
-        if self._needs_affinity(task):
-            failure = self.affinity_counts(task).failure(node.labels)
-            if failure is not None and (status is None or not failure[1]):
-                status = PredicateStatus(failure[0], resolvable=failure[1])
+        counts = self._affinity(task)
+        failure = counts.failure(node.index) if counts is not None else None
+        if failure is not None and (status is None or not failure[1]):
+            status = PredicateStatus(failure[0], resolvable=failure[1])
         return status
 
 

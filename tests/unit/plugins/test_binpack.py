@@ -192,4 +192,7 @@ def test_random_clusters_match_the_per_node_reference(seed: int) -> None:
     for p in [t for j in ssn.jobs.values() for t in j.tasks.values() if t.status is TaskStatus.PENDING]:
         got = scores(ssn, p.name)
         assert got == {n.name: reference(p, n, plugin.weights.resources, 3) for n in ssn.node_list}, p.name
+        few = np.array(sorted(rng.sample(range(12), 2)))
+        expected = [reference(p, ssn.node_list[r], plugin.weights.resources, 3) for r in few]
+        assert ssn.prioritize(p, few).tolist() == expected, p.name
         stmt.allocate(p, max(got, key=lambda name: got[name]))

@@ -15,6 +15,7 @@ from scheduler.api import NodeInfo, TaskInfo, TaskStatus
 from scheduler.framework import Arguments, Registry, Session, Statement, open_session, parse_conf
 from scheduler.plugins import nodeorder
 from scheduler.plugins.nodeorder import (
+    Allocatable,
     NodeOrderWeights,
     balanced_allocation,
     least_requested,
@@ -62,6 +63,11 @@ def only(**weights: int) -> dict[str, int]:
     return {**ONLY, **{f"{k}.weight": v for k, v in weights.items()}}
 
 
+def columns(allocatable: tuple[int, ...], requested: tuple[int, ...]) -> tuple[Allocatable, Any]:
+    """One node's allocatable and requested values as resources x nodes matrices."""
+    return Allocatable(np.array([[float(a)] for a in allocatable])), np.array([[float(r)] for r in requested])
+
+
 def ints(*values: int) -> np.ndarray[Any, np.dtype[np.int64]]:
     return np.array(values, dtype=np.int64)
 
@@ -83,8 +89,8 @@ def test_least_and_most_requested(
     allocatable: tuple[int, int], requested: tuple[int, int], least: int, most: int
 ) -> None:
     """Kubernetes' LeastAllocated/MostAllocated in integers; columns with allocatable 0 leave the mean."""
-    assert least_requested(np.array([allocatable]), np.array([requested])).tolist() == [least]
-    assert most_requested(np.array([allocatable]), np.array([requested])).tolist() == [most]
+    assert least_requested(*columns(allocatable, requested)).tolist() == [least]
+    assert most_requested(*columns(allocatable, requested)).tolist() == [most]
 
 
 @pytest.mark.parametrize(
@@ -99,7 +105,7 @@ def test_least_and_most_requested(
 )
 def test_balanced_allocation(allocatable: tuple[int, ...], requested: tuple[int, ...], expected: int) -> None:
     """100 * (1 - std of the requested fractions), truncated; two resources use |a-b|/2."""
-    assert balanced_allocation(np.array([allocatable]), np.array([requested])).tolist() == [expected]
+    assert balanced_allocation(*columns(allocatable, requested)).tolist() == [expected]
 
 
 def test_normalize_like_kubernetes() -> None:
