@@ -9,10 +9,11 @@ with a reason, for `explain` and for callers that ask about one node.
 from __future__ import annotations
 
 from scheduler.api import MaskArray, NodeInfo, TaskID, TaskInfo
-from scheduler.framework import Arguments, EventHandler, PredicateStatus, Session
+from scheduler.framework import Arguments, CycleState, EventHandler, PredicateStatus, Session
 from scheduler.plugins.predicates.node_filters import StaticFilters, Switches, node_filter_failure
 from scheduler.plugins.predicates.placed import AffinityTerms, PlacedPods
 from scheduler.plugins.predicates.pod_affinity import AffinityCounts
+from scheduler.plugins.predicates.simulate import SimulatedPods, simulated_failure
 
 __all__ = ["NAME", "NODE_PORTS", "PredicateState", "PredicatesPlugin", "new"]
 
@@ -91,6 +92,22 @@ class PredicateState:
             status = PredicateStatus(failure[0], resolvable=failure[1])
         return status
 
+    def simulate_remove(self, state: CycleState, task: TaskInfo, removed: TaskInfo, node: NodeInfo) -> None:
+        """Dry-run hook: `removed` leaves `node` (a clone: found by name)."""
+        SimulatedPods.of(state).change(removed, self.ssn.nodes[node.name].index, -1)
+
+    def simulate_add(self, state: CycleState, task: TaskInfo, added: TaskInfo, node: NodeInfo) -> None:
+        """Dry-run hook: `added` comes back to `node`."""
+        SimulatedPods.of(state).change(added, self.ssn.nodes[node.name].index, 1)
+
+    def simulate_predicate(self, state: CycleState, task: TaskInfo, node: NodeInfo) -> PredicateStatus | None:
+        """Dry-run filter: inter-pod affinity of `task` on `node` once the dry run's changes are applied."""
+        counts = self._affinity(task)
+        if counts is None:
+            return None
+        row = self.ssn.nodes[node.name].index
+        return simulated_failure(task, row, counts, SimulatedPods.of(state), self.placed)
+
 
 class PredicatesPlugin:
     """Kubernetes' node filters as Volcano's predicates plugin runs them (resources and pod count aside)."""
@@ -113,6 +130,9 @@ class PredicatesPlugin:
         ssn.add_batch_predicate_fn(NAME, self.state.batch_predicate)
         ssn.add_predicate_fn(NAME, self.state.predicate)
         ssn.add_event_handler(EventHandler(allocate=self.state.allocated, deallocate=self.state.deallocated))
+        ssn.add_simulate_remove_task_fn(NAME, self.state.simulate_remove)
+        ssn.add_simulate_add_task_fn(NAME, self.state.simulate_add)
+        ssn.add_simulate_predicate_fn(NAME, self.state.simulate_predicate)
 
     def on_session_close(self, ssn: Session) -> None:
         """Drop the session state."""

@@ -99,6 +99,26 @@ class AffinityCounts:
         counts.matched_affinity = any(bool(array.any()) for array in counts.affinity.values())
         return counts
 
+    def copy(self) -> AffinityCounts:
+        """Return a copy whose count arrays can change independently."""
+        copy = AffinityCounts(self.index, self.affinity_terms, self.anti_terms)
+        copy.affinity = {key: counts.copy() for key, counts in self.affinity.items()}
+        copy.anti_affinity = {key: counts.copy() for key, counts in self.anti_affinity.items()}
+        copy.existing_anti = {key: counts.copy() for key, counts in self.existing_anti.items()}
+        copy.matched_affinity = self.matched_affinity
+        copy.self_match = self.self_match
+        return copy
+
+    def shift(self, table: dict[str, IntArray], key: str, row: int, delta: int) -> None:
+        """Add `delta` pods to the `key` domain of node row `row` (a node without the key has none)."""
+        codes, values = self.index.codes(key)
+        code = codes[row]
+        if code < 0:
+            return
+        if key not in table:
+            table[key] = np.zeros(len(values) + 1, dtype=np.int64)
+        table[key][code] += delta
+
     @property
     def is_empty(self) -> bool:
         """True when no check can fail (Kubernetes skips the filter)."""

@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from scheduler.api import NodeInfo, TaskInfo, TaskStatus
-from scheduler.framework import PredicateStatus, Registry, Session, Statement, open_session, parse_conf
+from scheduler.framework import (
+    PredicateStatus,
+    Registry,
+    Session,
+    Statement,
+    open_session,
+    parse_conf,
+)
 from scheduler.plugins import predicates
 from scheduler.plugins.predicates.node_filters import NODE_AFFINITY
 from scheduler.plugins.predicates.plugin import NODE_PORTS
