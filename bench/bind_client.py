@@ -104,6 +104,8 @@ async def _main(args: argparse.Namespace) -> None:
                 report["binds_per_second"] = round(args.pods / seconds)
                 print(json.dumps(report), flush=True)
     finally:
+        # Bound pods on a node without kubelet never finish a graceful delete: remove them at once.
+        await client.request("DELETE", f"/api/v1/namespaces/{namespace}/pods", body={"gracePeriodSeconds": 0})
         await client.request("DELETE", f"/api/v1/namespaces/{namespace}")
         await client.request("DELETE", f"/api/v1/nodes/{node}")
         await client.close()

@@ -155,9 +155,7 @@ def api_failure(kind: type[E], what: str, *, status: int | None = None, body: ob
 class ApiClient:
     """An async Kubernetes API client: one aiohttp session, at most `concurrency` requests in flight."""
 
-    def __init__(
-        self, credentials: Credentials, *, concurrency: int = 32, timeout: float = 30.0
-    ) -> None:
+    def __init__(self, credentials: Credentials, *, concurrency: int = 32, timeout: float = 30.0) -> None:
         """Use `connect`; this constructor must run inside the event loop that will use the client."""
         self.credentials = credentials
         self.concurrency = concurrency
@@ -215,14 +213,17 @@ class ApiClient:
         headers = await self._headers(content_type)
         url = self.credentials.server + path
         try:
-            async with self._semaphore, self._session.request(
-                method,
-                url,
-                data=data,
-                params=dict(params) if params else None,
-                headers=headers,
-                server_hostname=self.credentials.tls_server_name,
-            ) as response:
+            async with (
+                self._semaphore,
+                self._session.request(
+                    method,
+                    url,
+                    data=data,
+                    params=dict(params) if params else None,
+                    headers=headers,
+                    server_hostname=self.credentials.tls_server_name,
+                ) as response,
+            ):
                 raw = await response.read()
                 status = response.status
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:

@@ -1,0 +1,215 @@
+"""Feeding the store: kopf `on.event` handlers for low latency, periodic LISTs for truth.
+
+kopf streams every watched kind (all pods, not only ours: others' pods use node capacity) and each
+handler turns one event into a store update and returns. kopf re-lists after a broken watch or a
+410 Gone, but never reports what vanished meanwhile, so `resync` LISTs each kind when it starts and
+every `resync_period` after, and the store drops what the LIST no longer shows. The first full
+listing of every kind is what `Store.is_synced` waits for.
+
+kopf runs embedded and leaves no trace on others' objects: no finalizers (event handlers only), no
+progress or diff-base annotations (in-memory no-op storages), no peering objects (standalone), no
+Kubernetes events about handlers (posting off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import kopf
+import structlog
+
+from scheduler.cache.client import ApiClient, Credentials, api_failure
+from scheduler.cache.store import KINDS, Kind, Store, resource_version
+from scheduler.errors import ApiError
+from scheduler.settings import WatchingSettings
+
+__all__ = ["build_registry", "list_objects", "resync", "wait_or_stop", "watch"]
+
+log = structlog.get_logger(__name__)
+
+
+class NoProgressStorage(kopf.ProgressStorage):
+    """Store no handler progress anywhere: event handlers have none, and others' objects stay untouched."""
+
+    def fetch(self, **_: Any) -> None:
+        return None
+
+    def store(self, **_: Any) -> None:
+        return None
+
+    def purge(self, **_: Any) -> None:
+        return None
+
+    def touch(self, **_: Any) -> None:
+        return None
+
+    def clear(self, *, essence: Any) -> Any:
+        return essence
+
+
+class NoDiffBaseStorage(kopf.DiffBaseStorage):
+    """Keep no last-handled configuration: there are no change handlers to diff for."""
+
+    def fetch(self, **_: Any) -> None:
+        return None
+
+    def store(self, **_: Any) -> None:
+        return None
+
+
+def _connection_info(credentials: Credentials) -> kopf.ConnectionInfo:
+    scheme, token, username, password = None, None, None, None
+    if credentials.authorization:
+        scheme, _, token = credentials.authorization.partition(" ")
+        if scheme == "Basic":
+            username, _, password = base64.b64decode(token).decode().partition(":")
+            scheme, token = None, None
+    return kopf.ConnectionInfo(
+        server=credentials.server,
+        ca_path=credentials.ca_path,
+        insecure=not credentials.verify,
+        certificate_path=credentials.cert_path,
+        private_key_path=credentials.key_path,
+        scheme=scheme,
+        token=token,
+        username=username,
+        password=password,
+        default_namespace=credentials.default_namespace,
+    )
+
+
+def build_registry(
+    store: Store, credentials: Credentials, watching: WatchingSettings
+) -> kopf.OperatorRegistry:
+    """Return a fresh kopf registry: one startup handler, one login handler, one event handler per kind."""
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.startup(registry=registry)
+    def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.peering.standalone = True
+        settings.peering.mandatory = False
+        settings.posting.enabled = False
+        settings.persistence.progress_storage = NoProgressStorage()
+        settings.persistence.diffbase_storage = NoDiffBaseStorage()
+        settings.watching.server_timeout = round(watching.watch_timeout)
+        settings.watching.client_timeout = watching.watch_timeout + 30
+        settings.watching.connect_timeout = 10
+        settings.watching.reconnect_backoff = 1.0
+        settings.networking.request_timeout = 60
+        settings.process.ultimate_exiting_timeout = None
+
+    @kopf.on.login(registry=registry)
+    async def login(**_: Any) -> kopf.ConnectionInfo:
+        await asyncio.to_thread(credentials.refresh)
+        return _connection_info(credentials)
+
+    for kind in KINDS:
+        kopf.on.event(
+            group=kind.group,
+            version=kind.version,
+            plural=kind.plural,
+            registry=registry,
+            id=f"watch-{kind.plural}",
+        )(_event_handler(store, kind))
+    return registry
+
+
+def _event_handler(store: Store, kind: Kind) -> Callable[..., Any]:
+    async def on_event(event: kopf.RawEvent, **_: Any) -> None:
+        store.apply_event(kind, event.get("type"), event["object"])
+
+    return on_event
+
+
+async def watch(
+    store: Store,
+    credentials: Credentials,
+    *,
+    settings: WatchingSettings,
+    stop: asyncio.Event,
+    on_signal: Callable[[signal.Signals], None] | None = None,
+) -> None:
+    """Run kopf's watch streams into `store` until `stop` is set.
+
+    kopf installs its own SIGINT/SIGTERM handlers; `on_signal` takes them back, so a signal reaches
+    the runner (which stops kopf last, through `stop`). Tasks that exist before kopf starts are not
+    kopf's to cancel when it exits.
+    """
+    for name in ("kopf", "kopf.objects"):
+        logging.getLogger(name).setLevel(max(logging.getLogger().level, logging.WARNING))
+    ignored = asyncio.all_tasks()
+    tasks = await kopf.spawn_tasks(
+        registry=build_registry(store, credentials, settings), clusterwide=True, stop_flag=stop
+    )
+    if on_signal is not None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal, sig)
+    await kopf.run_tasks(tasks, ignored=ignored)
+
+
+async def list_objects(client: ApiClient, kind: Kind, *, page_size: int) -> tuple[list[dict[str, Any]], int]:
+    """LIST every object of `kind` in pages; return them and the LIST's resourceVersion.
+
+    A kind the API server does not serve (CRD not installed) lists as empty at the newest version, so
+    its records all go. ApiError when the LIST fails.
+    """
+    items: list[dict[str, Any]] = []
+    version = 0
+    token = ""
+    while True:
+        params = {"limit": str(page_size)} | ({"continue": token} if token else {})
+        status, body = await client.request("GET", kind.list_path, params=params)
+        if status == 404 and not token:
+            log.warning("kind_not_served", kind=kind.name, path=kind.list_path)
+            return [], sys.maxsize
+        if status == 410 and token:
+            items, version, token = [], 0, ""  # the continue token expired: start over
+            continue
+        if status != 200 or not isinstance(body, dict):
+            raise api_failure(ApiError, f"list {kind.plural}", status=status, body=body)
+        items.extend(body.get("items") or [])
+        meta = body.get("metadata") or {}
+        version = version or resource_version(body)
+        token = str(meta.get("continue") or "")
+        if not token:
+            return items, version
+
+
+async def resync(
+    client: ApiClient, store: Store, kind: Kind, *, settings: WatchingSettings, stop: asyncio.Event
+) -> None:
+    """LIST `kind` now and every `resync_period`, reconciling the store, until `stop` is set."""
+    while not stop.is_set():
+        started = store.clock()
+        began = time.perf_counter()
+        try:
+            items, version = await list_objects(client, kind, page_size=settings.list_page_size)
+        except ApiError as exc:
+            log.error("list_failed", kind=kind.name, reason=str(exc))
+            delay = settings.list_retry
+        else:
+            store.reconcile(kind, items, version=version, started=started)
+            log.debug(
+                "kind_listed",
+                kind=kind.name,
+                objects=len(items),
+                duration_ms=round((time.perf_counter() - began) * 1000, 1),
+            )
+            delay = settings.resync_period
+        await wait_or_stop(stop, delay)
+
+
+async def wait_or_stop(stop: asyncio.Event, seconds: float) -> bool:
+    """Sleep `seconds` or until `stop` is set; return whether it was set."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    return stop.is_set()

@@ -1,0 +1,141 @@
+"""Runtime settings of `py-volcano run`, grouped by concern; the CLI builds them, everything else reads them.
+
+Nothing below the CLI reads the environment or the command line: a component gets its group passed in.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "BindingSettings",
+    "CycleSettings",
+    "LeaderSettings",
+    "MetricsSettings",
+    "Settings",
+    "WatchingSettings",
+]
+
+
+@dataclass(slots=True, frozen=True)
+class WatchingSettings:
+    """How the store follows the cluster."""
+
+    resync_period: float = 30.0
+    """Seconds between two full LISTs of each kind that reconcile the store with the API server. The watch
+    keeps the store current; the LIST repairs what a broken watch missed (a DELETE lost across a 410 Gone
+    leaves a ghost pod holding capacity). 30 s bounds a ghost's life without loading the API server."""
+
+    list_page_size: int = 500
+    """Objects per page of a reconciling LIST (`limit`); pages keep memory flat on large clusters."""
+
+    list_retry: float = 2.0
+    """Seconds to wait before retrying a LIST that failed (API server down, not yet served)."""
+
+    watch_timeout: float = 300.0
+    """Seconds after which a watch request is ended by the client and re-opened: a stream that silently
+    stopped delivering (a half-open connection) is replaced at the latest this long after."""
+
+
+@dataclass(slots=True, frozen=True)
+class CycleSettings:
+    """What a scheduling cycle runs with and how often."""
+
+    scheduler_name: str = "py-volcano"
+    """Only pods whose `spec.schedulerName` is this are scheduled; all pods count towards node usage."""
+
+    schedule_period: float = 1.0
+    """Seconds between the starts of two cycles (a cycle longer than this is followed at once)."""
+
+    scheduler_conf: Path | None = None
+    """The `volcano-scheduler.conf` file, None for the packaged default; re-read when it changes."""
+
+    cycles: int | None = None
+    """Exit after this many cycles (tests, e2e); None runs until stopped. With a bound, each cycle waits
+    until the previous one's binds and evictions are observed in the store (FORMAT.md, Between cycles)."""
+
+    observe_timeout: float = 30.0
+    """Seconds a bounded run waits for a cycle's binds and evictions to be observed before going on."""
+
+
+@dataclass(slots=True, frozen=True)
+class BindingSettings:
+    """How decisions reach the API server."""
+
+    concurrency: int = 32
+    """Binds and evictions in flight at once; the API client's pool has a few more connections for Lease,
+    status and LIST traffic, so those never queue behind a burst of binds."""
+
+    request_timeout: float = 30.0
+    """Seconds one API request may take before it counts as failed."""
+
+
+@dataclass(slots=True, frozen=True)
+class MetricsSettings:
+    """The HTTP endpoint for /metrics, /healthz and /readyz."""
+
+    listen_address: str = "0.0.0.0:8080"
+    """`host:port` to listen on."""
+
+
+@dataclass(slots=True, frozen=True)
+class LeaderSettings:
+    """Leader election on a `coordination.k8s.io/v1` Lease (client-go's timings)."""
+
+    enabled: bool = True
+    """Whether to elect a leader; without it this instance schedules alone."""
+
+    namespace: str = "default"
+    """Namespace of the Lease."""
+
+    lease_name: str = "py-volcano"
+    """Name of the Lease."""
+
+    lease_duration: float = 15.0
+    """Seconds a Lease stays held without renewal; a standby takes over this long after the last renewal."""
+
+    renew_deadline: float = 10.0
+    """Seconds a leader keeps acting without a successful renewal; then it stops binding at once. Shorter
+    than the lease duration, so a leader has stopped before anyone may take over."""
+
+    retry_period: float = 2.0
+    """Seconds between two renewals (leader) or two looks at the Lease (standby)."""
+
+    identity: str = ""
+    """This instance's holderIdentity; empty means `<hostname>_<random>`."""
+
+
+@dataclass(slots=True, frozen=True)
+class Settings:
+    """Everything `py-volcano run` is configured with."""
+
+    kubeconfig: str | None = None
+    """Path of a kubeconfig; None tries in-cluster config, then $KUBECONFIG / ~/.kube/config."""
+
+    watching: WatchingSettings = field(default_factory=WatchingSettings)
+    cycle: CycleSettings = field(default_factory=CycleSettings)
+    binding: BindingSettings = field(default_factory=BindingSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    leader: LeaderSettings = field(default_factory=LeaderSettings)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Settings:
+        """Build settings from parsed `py-volcano run` arguments."""
+        return cls(
+            kubeconfig=args.kubeconfig,
+            cycle=CycleSettings(
+                scheduler_name=args.scheduler_name,
+                schedule_period=args.schedule_period,
+                scheduler_conf=Path(args.scheduler_conf) if args.scheduler_conf else None,
+                cycles=args.cycles,
+            ),
+            binding=BindingSettings(concurrency=args.bind_concurrency),
+            metrics=MetricsSettings(listen_address=args.listen_address),
+            leader=LeaderSettings(
+                enabled=args.leader_elect,
+                namespace=args.leader_elect_namespace,
+                lease_name=args.leader_elect_lease_name,
+            ),
+        )
