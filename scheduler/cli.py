@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scheduler.errors import ScenarioError
-from scheduler.logs import configure_logging
+from scheduler.errors import ConfigError, ScenarioError
+from scheduler.logs import LEVELS, configure_logging
 
 __all__ = ["build_parser", "main", "run"]
 
@@ -40,6 +42,121 @@ def _simulate(args: argparse.Namespace) -> int:
     return code
 
 
+def _run(args: argparse.Namespace) -> int:
+    from scheduler.runner import run
+    from scheduler.settings import Settings
+
+    try:
+        return asyncio.run(run(Settings.from_args(args)))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+def _positive(kind: type[int] | type[float]) -> Any:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return value
+
+    return parse
+
+
+def _address(text: str) -> str:
+    _, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return text
+
+
+def _add_run(commands: Any) -> None:
+    run = commands.add_parser(
+        "run",
+        help="schedule pods of a Kubernetes cluster",
+        description="Watch the cluster and schedule every pod whose spec.schedulerName is --scheduler-name, "
+        "one cycle every --schedule-period. Exit 0 after a clean stop (SIGTERM, SIGINT, --cycles reached), "
+        "1 on a runtime failure, 2 on bad usage, an unusable --scheduler-conf or kubeconfig.",
+    )
+    run.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        default=None,
+        help="kubeconfig of the cluster to schedule "
+        "(default: in-cluster config, else $KUBECONFIG or ~/.kube/config)",
+    )
+    run.add_argument(
+        "--scheduler-conf",
+        metavar="PATH",
+        default=None,
+        help="volcano-scheduler.conf (default: the packaged configuration); re-read when the file changes, "
+        "a broken new file is logged and the previous configuration keeps running",
+    )
+    run.add_argument(
+        "--scheduler-name",
+        metavar="NAME",
+        default="py-volcano",
+        help="schedule only pods with this spec.schedulerName (default: %(default)s)",
+    )
+    run.add_argument(
+        "--schedule-period",
+        metavar="SECONDS",
+        type=_positive(float),
+        default=1.0,
+        help="seconds between the starts of two scheduling cycles (default: %(default)s)",
+    )
+    run.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="elect a leader on a coordination.k8s.io Lease; standbys keep their caches warm (default: on)",
+    )
+    run.add_argument(
+        "--leader-elect-namespace",
+        metavar="NS",
+        default=os.environ.get("POD_NAMESPACE") or "default",
+        help="namespace of the Lease (default: $POD_NAMESPACE, else default)",
+    )
+    run.add_argument(
+        "--leader-elect-lease-name",
+        metavar="NAME",
+        default="py-volcano",
+        help="name of the Lease (default: %(default)s)",
+    )
+    run.add_argument(
+        "--listen-address",
+        metavar="HOST:PORT",
+        type=_address,
+        default="0.0.0.0:8080",
+        help="where /metrics, /healthz and /readyz are served (default: %(default)s)",
+    )
+    run.add_argument(
+        "--bind-concurrency",
+        metavar="N",
+        type=_positive(int),
+        default=32,
+        help="binds and evictions in flight at once (default: %(default)s)",
+    )
+    run.add_argument(
+        "--cycles",
+        metavar="N",
+        type=_positive(int),
+        default=None,
+        help="exit 0 after N cycles, each starting once the previous one's binds and evictions are "
+        "observed (tests and e2e; default: run until stopped)",
+    )
+    run.add_argument(
+        "--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)"
+    )
+    run.add_argument(
+        "--log-format", choices=("json", "console"), default="json", help="line format (default: %(default)s)"
+    )
+    run.set_defaults(handler=_run)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="py-volcano", description="A Kubernetes batch scheduler with Volcano's semantics.")
@@ -55,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--cycles", type=int, default=None, help="cycles to run (default: the scenario's)")
     simulate.add_argument("--json", action="store_true", help="print JSON (the only output format; kept for scripts)")
     simulate.set_defaults(handler=_simulate)
+    _add_run(commands)
     return parser
 
 

@@ -1,0 +1,385 @@
+"""`py-volcano run`: the scheduling loop against a real API server, and everything around it.
+
+Data flow: watchers fill the store -> every `schedule_period` the loop takes a snapshot, runs one
+cycle (synchronous, in a worker thread so watches and Lease renewals go on), records the decided
+PodGroup phases, hands the result to the status writer and the metrics, and applies binds and
+evictions through the binder. Only the Lease holder runs cycles; a standby keeps its store warm.
+
+Every background task is spawned by name through `Runner.spawn`, whose guard logs a failure or an
+unexpected exit and stops the process with exit code 1. SIGTERM/SIGINT stop scheduling, let the
+current cycle's binds finish, flush status, release the Lease, stop the watches, exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import signal
+import time
+import warnings
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from scheduler.api import DEFAULT_QUEUE, JobID, PodGroupPhase
+from scheduler.cache import ApiClient
+from scheduler.cache.binder import SUCCESS, ApplyReport, Binder
+from scheduler.cache.leader import LeaderElector
+from scheduler.cache.status import StatusWriter
+from scheduler.cache.store import KINDS, QUEUES, Store
+from scheduler.cache.watchers import resync, wait_or_stop, watch
+from scheduler.errors import ApiError, ConfigError
+from scheduler.framework import CycleResult, Registry, SchedulerConf, run_cycle
+from scheduler.metrics import Metrics, serve
+from scheduler.registry import default_registry, load_conf
+from scheduler.settings import Settings
+
+__all__ = ["ConfFile", "Runner", "run"]
+
+log = structlog.get_logger(__name__)
+
+#: Connections beyond `--bind-concurrency` for Lease, status and LIST traffic, so a burst of binds
+#: never delays a Lease renewal.
+_SPARE_CONNECTIONS = 8
+
+#: Seconds shutdown waits for each step (status flush, watches) before going on.
+_SHUTDOWN_STEP_TIMEOUT = 10.0
+
+
+class ConfFile:
+    """The scheduler configuration, re-read when its file changes; a broken new file keeps the old one.
+
+    A ConfigMap mount replaces the file by swapping a symlink, so the check is by the target's
+    identity and content, not by the path's mtime alone.
+    """
+
+    def __init__(self, path: Path | None, registry: Registry) -> None:
+        """Load the first configuration; ConfigError when it is unusable (the process must not start)."""
+        self.path = path
+        self.registry = registry
+        self._stamp: tuple[int, int, int] | None = None
+        self._digest = ""
+        try:
+            text = path.read_text() if path is not None else None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+        self.conf = self._load(text)
+        if text is not None:
+            self._digest = hashlib.sha256(text.encode()).hexdigest()
+            self._stamp = self._stat()
+
+    def _load(self, text: str | None) -> SchedulerConf:
+        source = str(self.path) if self.path is not None else "default scheduler conf"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            conf = load_conf(text, source=source, registry=self.registry)
+        for warning in caught:
+            log.warning("scheduler_conf_warning", file=source, reason=str(warning.message))
+        return conf
+
+    def _stat(self) -> tuple[int, int, int] | None:
+        assert self.path is not None
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+
+    def current(self) -> SchedulerConf:
+        """Return the configuration to use now, reloading it first when the file changed."""
+        if self.path is None:
+            return self.conf
+        stamp = self._stat()
+        if stamp == self._stamp:
+            return self.conf
+        self._stamp = stamp
+        try:
+            text = self.path.read_text()
+        except OSError as exc:
+            log.error("scheduler_conf_unreadable", file=str(self.path), reason=str(exc))
+            return self.conf
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        if digest == self._digest:
+            return self.conf
+        self._digest = digest
+        try:
+            self.conf = self._load(text)
+        except ConfigError as exc:
+            log.error("scheduler_conf_invalid", file=str(self.path), reason=str(exc), kept="previous")
+            return self.conf
+        log.info("scheduler_conf_reloaded", file=str(self.path), actions=list(self.conf.actions))
+        return self.conf
+
+
+class Runner:
+    """One `py-volcano run` process: its tasks, its loop and its shutdown."""
+
+    def __init__(self, settings: Settings, client: ApiClient, conf: ConfFile, *, registry: Registry) -> None:
+        self.settings = settings
+        self.client = client
+        self.conf = conf
+        self.registry = registry
+        self.store = Store(scheduler_name=settings.cycle.scheduler_name)
+        self.metrics = Metrics()
+        self.status = StatusWriter(client, scheduler_name=settings.cycle.scheduler_name)
+        self.leader = LeaderElector(client, settings.leader) if settings.leader.enabled else None
+        self.binder = Binder(
+            client,
+            self.store,
+            concurrency=settings.binding.concurrency,
+            is_leader=self.is_leader,
+            on_bind=self.metrics.observe_bind,
+            on_eviction=self.metrics.observe_eviction,
+        )
+        self.stop = asyncio.Event()
+        self.watch_stop = asyncio.Event()
+        self.leader_stop = asyncio.Event()
+        self.failed: list[str] = []
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.cycles_run = 0
+        self._queue_missing_logged = False
+
+    def is_leader(self) -> bool:
+        """Return whether this instance may bind now (always, without leader election)."""
+        return self.leader is None or self.leader.is_leader()
+
+    def ready(self) -> bool:
+        """Return whether every kind's first listing is in (leader and standby alike)."""
+        return self.store.is_synced
+
+    # Tasks ----------------------------------------------------------------------------------------
+
+    def spawn(
+        self, name: str, coro: Coroutine[Any, Any, None], *, finishes: bool = False
+    ) -> asyncio.Task[None]:
+        """Start a named background task whose failure or unexpected exit is logged and stops the process."""
+
+        async def guard() -> None:
+            try:
+                await coro
+            except asyncio.CancelledError:
+                if not self.stop.is_set():
+                    log.error("task_cancelled", task=name)
+                raise
+            except Exception as exc:
+                log.exception("task_failed", task=name, reason=f"{type(exc).__name__}: {exc}")
+                self._fail(name)
+                return
+            if not finishes and not self.stop.is_set():
+                log.error("task_exited", task=name)
+                self._fail(name)
+
+        task = asyncio.create_task(guard(), name=name)
+        self.tasks[name] = task
+        return task
+
+    def _fail(self, name: str) -> None:
+        self.failed.append(name)
+        self.stop.set()
+
+    def on_signal(self, sig: signal.Signals) -> None:
+        """Begin a clean shutdown."""
+        if not self.stop.is_set():
+            log.info("shutdown_requested", signal=sig.name)
+        self.stop.set()
+
+    # Main -----------------------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Run until stopped or `cycles` are done; return the exit code (0 clean, 1 a task failed)."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.on_signal, sig)
+        log.info(
+            "scheduler_starting",
+            server=self.client.server,
+            scheduler_name=self.settings.cycle.scheduler_name,
+            leader_election=self.leader is not None,
+        )
+        if self.leader is not None:
+            self.spawn("leader-election", self.leader.run(self.leader_stop))
+        self.spawn("status-writer", self.status.run())
+        self.spawn(
+            "metrics-server", serve(self.metrics, self.settings.metrics.listen_address, ready=self.ready)
+        )
+        self.spawn("scheduling-loop", self.loop(), finishes=True)
+        for kind in KINDS:
+            self.spawn(
+                f"resync-{kind.plural}",
+                resync(self.client, self.store, kind, settings=self.settings.watching, stop=self.watch_stop),
+            )
+        self.spawn(
+            "watch",
+            watch(
+                self.store,
+                self.client.credentials,
+                settings=self.settings.watching,
+                stop=self.watch_stop,
+                on_signal=self.on_signal,
+            ),
+        )
+        await self.stop.wait()
+        await self.shutdown()
+        if self.failed:
+            log.error("scheduler_failed", tasks=self.failed)
+            return 1
+        log.info("scheduler_stopped", cycles=self.cycles_run)
+        return 0
+
+    async def shutdown(self) -> None:
+        """Finish the current cycle's binds, flush status, release the Lease, stop the watches."""
+        loop_task = self.tasks.get("scheduling-loop")
+        if loop_task is not None:
+            await asyncio.wait({loop_task})
+        try:
+            await asyncio.wait_for(self.status.flush(), timeout=_SHUTDOWN_STEP_TIMEOUT)
+        except TimeoutError:
+            log.error("status_flush_timeout", seconds=_SHUTDOWN_STEP_TIMEOUT)
+        self.leader_stop.set()
+        if self.leader is not None:
+            await self.leader.release()
+        self.watch_stop.set()
+        for name in ("status-writer", "metrics-server"):
+            self.tasks[name].cancel()
+        pending = [task for task in self.tasks.values() if not task.done()]
+        if not pending:
+            return
+        _, stuck = await asyncio.wait(pending, timeout=_SHUTDOWN_STEP_TIMEOUT)
+        for task in stuck:
+            log.error("task_stuck_at_shutdown", task=task.get_name())
+            task.cancel()
+
+    # The loop -------------------------------------------------------------------------------------
+
+    async def wait_synced(self) -> bool:
+        """Wait until every kind has been listed once; False when stopped first."""
+        while not self.store.is_synced:
+            self.store.changed.clear()
+            if await self._wait_changed(self.settings.watching.list_retry):
+                return False
+        log.info("cache_synced", objects=self.store.counts())
+        return True
+
+    async def _wait_changed(self, seconds: float) -> bool:
+        """Wait for a store change, `seconds` or a stop; return whether stopped."""
+        waiters = {asyncio.ensure_future(self.store.changed.wait()), asyncio.ensure_future(self.stop.wait())}
+        _, pending = await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        for waiter in pending:
+            waiter.cancel()
+        return self.stop.is_set()
+
+    async def loop(self) -> None:
+        """Run cycles every `schedule_period` while leading, until stopped or `cycles` are done."""
+        if not await self.wait_synced():
+            return
+        period, limit = self.settings.cycle.schedule_period, self.settings.cycle.cycles
+        while not self.stop.is_set() and (limit is None or self.cycles_run < limit):
+            started = time.monotonic()
+            if self.is_leader():
+                await self.ensure_default_queue()
+                result, report = await self.cycle(self.cycles_run)
+                self.cycles_run += 1
+                if limit is not None:
+                    await self.wait_observed(result, report)
+            delay = max(0.0, started + period - time.monotonic())
+            if limit is not None and self.cycles_run >= limit:
+                break
+            if await wait_or_stop(self.stop, delay):
+                break
+        if limit is not None and self.cycles_run >= limit:
+            log.info("cycles_done", cycles=self.cycles_run)
+            self.stop.set()
+
+    async def cycle(self, number: int) -> tuple[CycleResult, ApplyReport]:
+        """Snapshot, run one cycle, record and apply its decisions."""
+        conf = self.conf.current()
+        snapshot = self.store.snapshot()
+        began = time.perf_counter()
+        result = await asyncio.to_thread(run_cycle, snapshot, conf, self.registry, cycle=number)
+        seconds = time.perf_counter() - began
+        self.store.record_phases(_phases(result))
+        self.metrics.observe_cycle(result, seconds)
+        self.status.submit(result, snapshot)
+        report = await self.binder.apply(result.binds, result.evictions)
+        evictions = list(report.evictions.values())
+        log.info(
+            "cycle_done",
+            cycle=number,
+            jobs=len(snapshot.jobs),
+            nodes=len(snapshot.nodes),
+            binds=len(report.bound),
+            bind_errors=len(report.bind_errors),
+            not_sent=len(report.not_sent),
+            evictions=evictions.count(SUCCESS),
+            evictions_blocked=evictions.count("blocked"),
+            pipelined=len(result.pipelined),
+            duration_ms=round(seconds * 1000, 2),
+        )
+        return result, report
+
+    async def wait_observed(self, result: CycleResult, report: ApplyReport) -> None:
+        """Wait until the store shows this cycle's binds and evictions (bounded runs only)."""
+        evicted = [key for key, outcome in report.evictions.items() if outcome == SUCCESS]
+        deadline = time.monotonic() + self.settings.cycle.observe_timeout
+
+        def missing() -> list[str]:
+            return [k for k in report.bound if not self.store.bind_observed(k)] + [
+                k for k in evicted if not self.store.eviction_observed(k)
+            ]
+
+        while missing():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                log.warning(
+                    "decisions_not_observed", tasks=missing(), seconds=self.settings.cycle.observe_timeout
+                )
+                return
+            self.store.changed.clear()
+            if not missing():
+                return
+            if await self._wait_changed(min(remaining, 1.0)):
+                return
+
+    async def ensure_default_queue(self) -> None:
+        """Create the `default` Queue (weight 1, reclaimable) when the cluster has none."""
+        if self.store.has(QUEUES, DEFAULT_QUEUE):
+            return
+        body = {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": DEFAULT_QUEUE},
+            "spec": {"weight": 1, "reclaimable": True},
+        }
+        try:
+            status, answer = await self.client.request("POST", QUEUES.list_path, body=body)
+        except ApiError as exc:
+            log.error("default_queue_create_failed", queue=DEFAULT_QUEUE, reason=str(exc))
+            return
+        if status == 201:
+            log.info("default_queue_created", queue=DEFAULT_QUEUE)
+        elif status != 409 and not self._queue_missing_logged:
+            self._queue_missing_logged = True
+            log.error(
+                "default_queue_create_failed", queue=DEFAULT_QUEUE, status=status, reason=str(answer)[:300]
+            )
+
+
+def _phases(result: CycleResult) -> dict[JobID, tuple[PodGroupPhase, bool]]:
+    return {job: (status.phase, status.shadow) for job, status in result.pod_groups.items()}
+
+
+async def run(settings: Settings) -> int:
+    """Connect and run until stopped; ConfigError (exit 2) for an unusable configuration or kubeconfig."""
+    registry = default_registry()
+    conf = ConfFile(settings.cycle.scheduler_conf, registry)
+    client = await ApiClient.connect(
+        kubeconfig=settings.kubeconfig,
+        concurrency=settings.binding.concurrency + _SPARE_CONNECTIONS,
+        timeout=settings.binding.request_timeout,
+    )
+    try:
+        return await Runner(settings, client, conf, registry=registry).run()
+    finally:
+        await client.close()
