@@ -32,7 +32,10 @@ def wait_for(what: str, fn: Callable[[], T | None], timeout: float = 60.0, inter
         except ApiException as e:
             last_exc = e
         time.sleep(interval)
-    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}" + (f" (last error: {last_exc})" if last_exc else ""))
+    pytest.fail(
+        f"timed out after {timeout:.0f}s waiting for {what}"
+        + (f" (last error: {last_exc})" if last_exc else "")
+    )
 
 
 def _name(prefix: str) -> str:
@@ -158,7 +161,9 @@ def test_namespace_create_and_delete(core: client.CoreV1Api) -> None:
     )
     core.delete_namespace(name)
     # The namespace controller empties it and removes the kubernetes finalizer.
-    wait_for(f"namespace {name} to be finalized and removed", lambda: _gone(lambda: core.read_namespace(name)))
+    wait_for(
+        f"namespace {name} to be finalized and removed", lambda: _gone(lambda: core.read_namespace(name))
+    )
 
 
 def test_default_service_account_appears(core: client.CoreV1Api) -> None:
@@ -190,7 +195,9 @@ def test_kwok_node_becomes_ready(core: client.CoreV1Api, fake_node: str) -> None
     assert lease.spec.renew_time is not None
 
 
-def test_pod_bound_to_fake_node_runs_and_is_deleted(core: client.CoreV1Api, fake_node: str, namespace: str) -> None:
+def test_pod_bound_to_fake_node_runs_and_is_deleted(
+    core: client.CoreV1Api, fake_node: str, namespace: str
+) -> None:
     wait_for(f"node {fake_node} Ready", lambda: _node_ready(core, fake_node))
     core.create_namespaced_pod(namespace, _pod("bound", node=fake_node))
     pod = wait_for("pod Running", lambda: _pod_running(core, namespace, "bound"))
@@ -235,9 +242,19 @@ def test_kubectl_apply_server_dry_run(control_plane: Any, core: client.CoreV1Api
         f"  namespace: {namespace}\ndata:\n  key: value\n"
     )
     res = subprocess.run(
-        [control_plane.binary("kubectl"), f"--kubeconfig={control_plane.kubeconfig}",
-         "apply", "--dry-run=server", "-f", "-"],
-        input=manifest, capture_output=True, text=True, timeout=60, check=False,
+        [
+            control_plane.binary("kubectl"),
+            f"--kubeconfig={control_plane.kubeconfig}",
+            "apply",
+            "--dry-run=server",
+            "-f",
+            "-",
+        ],
+        input=manifest,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert res.returncode == 0, res.stderr
     assert "configmap/dry created (server dry run)" in res.stdout
@@ -245,15 +262,28 @@ def test_kubectl_apply_server_dry_run(control_plane: Any, core: client.CoreV1Api
     # Server-side validation runs in dry-run too.
     bad = manifest.replace("kind: ConfigMap", "kind: ConfigMap\nspec: {}")
     res = subprocess.run(
-        [control_plane.binary("kubectl"), f"--kubeconfig={control_plane.kubeconfig}",
-         "apply", "--dry-run=server", "--validate=strict", "-f", "-"],
-        input=bad, capture_output=True, text=True, timeout=60, check=False,
+        [
+            control_plane.binary("kubectl"),
+            f"--kubeconfig={control_plane.kubeconfig}",
+            "apply",
+            "--dry-run=server",
+            "--validate=strict",
+            "-f",
+            "-",
+        ],
+        input=bad,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert res.returncode != 0
     assert "spec" in res.stderr
 
 
-def test_kube_scheduler_binds_pod(control_plane: Any, core: client.CoreV1Api, fake_node: str, namespace: str) -> None:
+def test_kube_scheduler_binds_pod(
+    control_plane: Any, core: client.CoreV1Api, fake_node: str, namespace: str
+) -> None:
     if control_plane.external:
         pytest.skip("kube-scheduler is managed by the external cluster")
     wait_for(f"node {fake_node} Ready", lambda: _node_ready(core, fake_node))
@@ -279,6 +309,8 @@ def test_restart_apiserver(control_plane: Any, kube: Any, core: client.CoreV1Api
     name = _name("e2e-after-restart")
     core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
     try:
-        wait_for("ServiceAccount after restart", lambda: core.read_namespaced_service_account("default", name))
+        wait_for(
+            "ServiceAccount after restart", lambda: core.read_namespaced_service_account("default", name)
+        )
     finally:
         core.delete_namespace(name)
