@@ -2,12 +2,13 @@
 5,000 nodes.
 
 Synthetic nodes carry zone, rack, disk and hostname labels; one in three has a NoSchedule taint, one in five a
-PreferNoSchedule taint, one in fifty is cordoned; each runs three pods (a few with host ports or required
-anti-affinity). For each pod shape, a batch of distinct pending tasks of that shape is timed through the
-session's own calls: `predicate_mask` (every enabled predicate), `fit_idle`, and `prioritize` over the nodes
-that pass (nodeorder + binpack). The first task of a shape pays the static mask; the figures are per task
-over the whole batch, so they show the repeated-shape cost. `pinned` gives every task its own shape.
-`fit` (the framework's resource and pod-slot fit) is shown apart: it is not a plugin's cost.
+PreferNoSchedule taint, one in fifty is cordoned; each runs three pods (some with host ports, required
+anti-affinity, or the preferred anti-affinity a Deployment spreading itself has). For each pod shape, a batch
+of distinct pending tasks of that shape is timed through the session's own calls: `predicate_mask` (every
+enabled predicate), `fit_idle`, and `prioritize` over the nodes that pass (nodeorder + binpack). The first
+task of a shape pays the static mask; the figures are per task over the whole batch, so they show the
+repeated-shape cost. `pinned` gives every task its own shape. `fit` (the framework's resource and pod-slot
+fit) is shown apart: it is not a plugin's cost.
 
 Usage: python -m bench.bench_predicates [--nodes 1000,5000] [--tasks 200] [--json]
 """
@@ -91,6 +92,12 @@ def _anti(app: str) -> dict[str, Any]:
     return {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
 
 
+def _preferred_anti(app: str) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": HOST}
+    preferred = [{"weight": 50, "podAffinityTerm": term}]
+    return {"affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}}}
+
+
 def _shape_spec(shape: str, index: int) -> tuple[dict[str, Any], dict[str, str], list[int]]:
     """(spec, labels, host ports) of the index-th task of a shape."""
     tolerate = {"tolerations": [{"key": "dedicated", "operator": "Exists"}]}
@@ -133,10 +140,12 @@ def _shape_spec(shape: str, index: int) -> tuple[dict[str, Any], dict[str, str],
         return {}, {"app": "batch"}, [9000]
     if shape == "anti-affinity":
         return _anti("spread"), {"app": "spread"}, []
+    if shape == "preferred-anti":
+        return _preferred_anti("web"), {"app": "web"}, []
     raise ValueError(shape)
 
 
-SHAPES = ("plain", "selector", "affinity", "pinned", "host-port", "anti-affinity")
+SHAPES = ("plain", "selector", "affinity", "pinned", "host-port", "anti-affinity", "preferred-anti")
 
 
 def manifests(nodes: int, tasks: int) -> list[dict[str, Any]]:
@@ -152,6 +161,9 @@ def manifests(nodes: int, tasks: int) -> list[dict[str, Any]]:
             if k == 1 and i % 20 == 0:
                 spec.update(_anti("db"))
                 labels = {"app": "db"}
+            if k == 2 and i % 2 == 0:
+                spec.update(_preferred_anti("web"))
+                labels = {"app": "web"}
             objects.append(_pod(f"run-{i}-{k}", spec, node=node, labels=labels, ports=ports))
     for shape in SHAPES:
         for t in range(tasks):

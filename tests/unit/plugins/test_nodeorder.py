@@ -14,13 +14,12 @@ import pytest
 from scheduler.api import NodeInfo, TaskInfo, TaskStatus
 from scheduler.framework import Arguments, Registry, Session, Statement, open_session, parse_conf
 from scheduler.plugins import nodeorder
-from scheduler.plugins.nodeorder import (
+from scheduler.plugins.nodeorder.plugin import NodeOrderWeights, normalize
+from scheduler.plugins.nodeorder.resources import (
     Allocatable,
-    NodeOrderWeights,
     balanced_allocation,
     least_requested,
     most_requested,
-    normalize,
 )
 from tests.builders import cluster, node, pod, pod_group
 
@@ -467,3 +466,127 @@ def test_random_clusters_match_the_per_node_reference(seed: int) -> None:
         assert got == [float(v) for v in reference(ssn, p, [ssn.node_list[r] for r in rows])], p.name
         stmt.allocate(p, ssn.node_list[int(rows[int(np.argmax(got))])].name)
     assert len(pending) == 20
+
+
+APPS = ["web", "db", "cache"]
+
+
+def _weighted_terms(rng: random.Random) -> list[dict[str, Any]]:
+    return [
+        {
+            "weight": rng.randint(1, 100),
+            "podAffinityTerm": {
+                "labelSelector": {"matchLabels": {"app": rng.choice(APPS)}},
+                "topologyKey": rng.choice(["kubernetes.io/hostname", "zone"]),
+                **rng.choice([{}, {"namespaces": ["ns1", "ns2"]}]),
+            },
+        }
+        for _ in range(rng.randint(1, 2))
+    ]
+
+
+def _random_affinity(rng: random.Random) -> dict[str, Any]:
+    affinity: dict[str, Any] = {}
+    if rng.random() < 0.5:
+        affinity["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": _weighted_terms(rng)}
+    if rng.random() < 0.5:
+        affinity["podAntiAffinity"] = {
+            "preferredDuringSchedulingIgnoredDuringExecution": _weighted_terms(rng)
+        }
+    if rng.random() < 0.3:
+        required = [{"labelSelector": {"matchLabels": {"app": rng.choice(APPS)}}, "topologyKey": "zone"}]
+        affinity.setdefault("podAffinity", {})["requiredDuringSchedulingIgnoredDuringExecution"] = required
+    return {"affinity": affinity} if affinity else {}
+
+
+def _selected(raw: Mapping[str, Any], owner: TaskInfo, pod: TaskInfo) -> bool:
+    namespaces = raw.get("namespaces") or [owner.namespace]
+    wanted = raw["labelSelector"]["matchLabels"]
+    return pod.namespace in namespaces and all(pod.labels.get(k) == v for k, v in wanted.items())
+
+
+def pod_affinity_reference(ssn: Session, p: TaskInfo, candidates: list[NodeInfo]) -> list[int]:
+    """Kubernetes' InterPodAffinity score written out: every placed pod against every term, then min-max."""
+    domains: dict[tuple[str, str], int] = {}
+
+    def credit(raw: Mapping[str, Any], node: NodeInfo, weight: int) -> None:
+        key = raw["topologyKey"]
+        if key in node.labels:
+            domains[(key, node.labels[key])] = domains.get((key, node.labels[key]), 0) + weight
+
+    def section(q: TaskInfo, kind: str, when: str) -> list[Any]:
+        return list((q.affinity.get(kind) or {}).get(when) or [])
+
+    for m in ssn.node_list:
+        for q in m.tasks.values():
+            for sign, kind in ((1, "podAffinity"), (-1, "podAntiAffinity")):
+                for t in section(p, kind, "preferredDuringSchedulingIgnoredDuringExecution"):
+                    if _selected(t["podAffinityTerm"], p, q):
+                        credit(t["podAffinityTerm"], m, sign * t["weight"])
+                for t in section(q, kind, "preferredDuringSchedulingIgnoredDuringExecution"):
+                    if _selected(t["podAffinityTerm"], q, p):
+                        credit(t["podAffinityTerm"], m, sign * t["weight"])
+            for t in section(q, "podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"):
+                if _selected(t, q, p):
+                    credit(t, m, 1)
+    raw = [sum(v for (k, value), v in domains.items() if n.labels.get(k) == value) for n in candidates]
+    low, high = min(raw), max(raw)
+    return [0 if high == low else int(100 * ((s - low) / (high - low))) for s in raw]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_inter_pod_affinity_matches_the_reference(seed: int) -> None:
+    """Grouped pods and terms give Kubernetes' score, also as placements change during the session."""
+    rng = random.Random(seed)
+    objects = [
+        node(
+            name=f"n{i}",
+            labels={"kubernetes.io/hostname": f"n{i}", **({"zone": rng.choice(ZONES)} if i % 4 else {})},
+        )
+        for i in range(10)
+    ]
+    for i in range(25):
+        objects.append(
+            pod(
+                name=f"run-{i}",
+                namespace=rng.choice(["ns1", "ns2"]),
+                node_name=f"n{rng.randrange(10)}",
+                labels={"app": rng.choice(APPS)},
+                spec=_random_affinity(rng),
+                cpu="100m",
+                memory="",
+            )
+        )
+    for i in range(15):
+        objects.append(
+            pod(
+                name=f"new-{i}",
+                namespace=rng.choice(["ns1", "ns2"]),
+                labels={"app": rng.choice(APPS)},
+                spec=_random_affinity(rng),
+                cpu="100m",
+                memory="",
+            )
+        )
+    ssn = session(*objects, arguments=only(podaffinity=1))
+    stmt = Statement(ssn)
+    pending = sorted(
+        (t for j in ssn.jobs.values() for t in j.tasks.values() if t.status is TaskStatus.PENDING),
+        key=lambda t: t.name,
+    )
+    nonzero = 0
+    for p in pending:
+        rows = np.array(sorted(rng.sample(range(10), rng.randint(2, 10))))
+        got = ssn.prioritize(p, rows).tolist()
+        assert got == [float(v) for v in pod_affinity_reference(ssn, p, [ssn.node_list[r] for r in rows])], (
+            p.name
+        )
+        nonzero += any(got)
+        stmt.allocate(p, ssn.node_list[int(rows[0])].name)
+    assert nonzero > 5
+    stmt.discard()
+    for p in pending:
+        rows = np.arange(10)
+        assert ssn.prioritize(p, rows).tolist() == [
+            float(v) for v in pod_affinity_reference(ssn, p, ssn.node_list)
+        ]
