@@ -159,11 +159,20 @@ class NodeRequests:
         values[1] = [math.ceil(a.memory) for a in alloc]
         values[2] = [math.ceil(a.scalars.get(GPU, 0.0)) for a in alloc]
         self.allocatable = Allocatable(values)
-        self.requested: FloatArray = np.zeros((3, count))
-        self.non_zero: FloatArray = np.zeros((2, count))
+        sums = [[0.0] * 5 for _ in range(count)]
         for row, node in enumerate(nodes):
+            total = sums[row]
             for task in node.tasks.values():
-                self._account(task, row, 1.0)
+                cpu, memory, gpu = quantities(task)
+                nz_cpu, nz_memory = non_zero(cpu, memory)
+                total[0] += cpu
+                total[1] += memory
+                total[2] += gpu
+                total[3] += nz_cpu
+                total[4] += nz_memory
+        by_column = np.array(sums, dtype=np.float64).reshape(count, 5).T
+        self.requested: FloatArray = by_column[:3].copy()
+        self.non_zero: FloatArray = by_column[3:].copy()
 
     def _account(self, task: TaskInfo, row: int, sign: float) -> None:
         cpu, memory, gpu = quantities(task)

@@ -54,7 +54,7 @@ class PredicateState:
             cached = self._counts[task.uid] = (self.placed.generation, counts)
         return cached[1]
 
-    def _affinity(self, task: TaskInfo) -> AffinityCounts | None:
+    def affinity_check(self, task: TaskInfo) -> AffinityCounts | None:
         """The task's affinity counts when some inter-pod check can fail for it, else None."""
         if not self.switches.pod_affinity:
             return None
@@ -70,7 +70,7 @@ class PredicateState:
         taken = None
         if self.switches.node_ports and not for_preempt and task.host_ports:
             taken = self.placed.port_conflicts(task.host_ports)
-        counts = self._affinity(task)
+        counts = self.affinity_check(task)
         if taken is not None:
             mask = mask & ~taken
         if counts is not None:
@@ -86,7 +86,7 @@ class PredicateState:
         ports = self.switches.node_ports and task.host_ports
         if ports and self.placed.has_port_conflict(task.host_ports, node.index):
             status = PredicateStatus(NODE_PORTS, resolvable=True)
-        counts = self._affinity(task)
+        counts = self.affinity_check(task)
         failure = counts.failure(node.index) if counts is not None else None
         if failure is not None and (status is None or not failure[1]):
             status = PredicateStatus(failure[0], resolvable=failure[1])
@@ -102,7 +102,7 @@ class PredicateState:
 
     def simulate_predicate(self, state: CycleState, task: TaskInfo, node: NodeInfo) -> PredicateStatus | None:
         """Dry-run filter: inter-pod affinity of `task` on `node` once the dry run's changes are applied."""
-        counts = self._affinity(task)
+        counts = self.affinity_check(task)
         if counts is None:
             return None
         row = self.ssn.nodes[node.name].index

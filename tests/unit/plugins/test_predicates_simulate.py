@@ -102,7 +102,7 @@ def test_dry_runs_agree_with_real_evictions(seed: int) -> None:
             stmt = Statement(ssn)
             for victim in victims:
                 stmt.evict(victim, "dry-run check")
-            counts = plugin.state._affinity(p)
+            counts = plugin.state.affinity_check(p)
             failure = counts.failure(n.index) if counts is not None else None
             stmt.discard()
             assert simulated == (PredicateStatus(failure[0], failure[1]) if failure else None), (
