@@ -13,6 +13,7 @@ from typing import Any
 
 from bench.synthetic import Shape, build_cluster
 from scheduler.framework import run_cycle
+from scheduler.logs import configure_logging
 from scheduler.registry import default_registry, load_conf
 
 __all__ = ["measure", "main"]
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--sizes", default=DEFAULT_SIZES, help="comma list of NODESxPODS")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    configure_logging("warning", "console")
     rows = [measure(*map(int, size.split("x"))) for size in args.sizes.split(",")]
     print(f"{'nodes':>6} {'pods':>7} {'jobs':>5} {'snapshot s':>10} {'cycle s':>8} {'bound':>6} {'pods/s':>8}  actions")
     for row in rows:
