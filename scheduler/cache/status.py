@@ -4,7 +4,8 @@ The scheduling loop calls `submit` once per cycle; it diffs the cycle against wh
 (`status_diff`), queues only the changes, and returns. `run` drains the queue in the background with
 bounded concurrency; a later submit supersedes a queued, unsent write of the same object. Status
 writes are merge patches on status subresources; pod conditions are strategic merge patches of
-`PodScheduled`, so the pod's other conditions stay; events are events.k8s.io/v1 and best effort.
+`PodScheduled`, so the pod's other conditions stay; events are events.k8s.io/v1 and best effort. A
+pod's FailedScheduling event follows its condition: queued once the condition is written.
 
 A failed call never raises into the loop: a 404 means the object is gone, a 409 or 422 is logged with
 the object, and any other failure forgets what was queued so the next submit writes it again. After
@@ -47,7 +48,8 @@ log = structlog.get_logger(__name__)
 
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-_GROUPS = "/apis/scheduling.volcano.sh/v1beta1"
+_GROUP, _VERSION = "scheduling.volcano.sh", "v1beta1"
+_GROUPS = f"/apis/{_GROUP}/{_VERSION}"
 _PHASES = (
     PodGroupPhase.PENDING,
     PodGroupPhase.INQUEUE,
@@ -102,20 +104,14 @@ class CycleOutcome(Protocol):
 
 
 @dataclass(slots=True)
-class _Write:
-    """One request: a PATCH of a status (with how to forget its record on failure) or a POST of an event."""
+class _StatusPatch:
+    """A merge patch of a PodGroup's or Queue's status, and the record it wrote (forgotten if it fails)."""
 
     kind: str
     name: str
     path: str
     body: dict[str, Any]
-    content_type: str
-    forget: Callable[[], None] | None = None
-
-    @property
-    def method(self) -> str:
-        """Return the HTTP method: events are created, everything else is patched."""
-        return "POST" if self.kind == "Event" else "PATCH"
+    record: object
 
 
 @dataclass(slots=True, frozen=True)
@@ -129,12 +125,29 @@ class _GroupRecord:
 
 @dataclass(slots=True, frozen=True)
 class _PodRecord:
-    """The PodScheduled message last queued for a pod, and since when its status is False."""
+    """The PodScheduled message queued for a pod, since when it is False; queued as is, patched when sent."""
 
     uid: TaskID
+    namespace: str
+    name: str
     job: JobID | None
     message: str
     since: str
+
+
+@dataclass(slots=True, frozen=True)
+class _Event:
+    """An event to create, built when sent: regarding (apiVersion, kind, namespace, name, uid), why, when."""
+
+    regarding: tuple[str, str, str, str, str]
+    type: str
+    reason: str
+    action: str
+    note: str
+    at: float
+
+
+_Queued = _StatusPatch | _PodRecord | _Event
 
 
 def _gang_ready(job: JobInfo) -> bool:
@@ -148,10 +161,6 @@ def _unschedulable_reason(job: JobInfo) -> str:
     return status_diff.NOT_ENOUGH_RESOURCES
 
 
-def _pod_path(namespace: str, name: str) -> str:
-    return f"/api/v1/namespaces/{namespace}/pods/{name}/status"
-
-
 def _compose(first: dict[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
     """Return one merge patch with the effect of `first` then `second`."""
     result = dict(first)
@@ -159,6 +168,16 @@ def _compose(first: dict[str, Any], second: Mapping[str, Any]) -> dict[str, Any]
         old = result.get(key)
         result[key] = _compose(old, value) if isinstance(old, dict) and isinstance(value, Mapping) else value
     return result
+
+
+def _pod_event(task: TaskInfo, type_: str, reason: str, action: str, note: str, at: float) -> _Event:
+    return _Event(("v1", "Pod", task.namespace, task.name, task.uid), type_, reason, action, note, at)
+
+
+def _failed_scheduling(pod: _PodRecord, at: float) -> _Event:
+    """The event that goes with a PodScheduled condition once it is written (kube-scheduler's reason)."""
+    regarding = ("v1", "Pod", pod.namespace, pod.name, pod.uid)
+    return _Event(regarding, "Warning", "FailedScheduling", "Scheduling", pod.message, at)
 
 
 class StatusWriter:
@@ -181,11 +200,12 @@ class StatusWriter:
         self._clock = clock
         self._groups: dict[JobID, _GroupRecord] = {}
         self._queues: dict[str, dict[str, Any]] = {}
-        self._pods: dict[str, _PodRecord] = {}
-        self._pending: dict[tuple[str, str], _Write] = {}
-        self._events: deque[_Write] = deque(maxlen=max_events)
+        self._pods: dict[TaskID, _PodRecord] = {}
+        self._pending: dict[tuple[str, str], _StatusPatch | _PodRecord] = {}
+        self._events: deque[_Event] = deque(maxlen=max_events)
         self._dropped_events = 0
         self._event_seq = 0
+        self._event_time = (0.0, "")
         self._wakeup = asyncio.Event()
         self._drain_lock = asyncio.Lock()
 
@@ -194,11 +214,13 @@ class StatusWriter:
     def submit(self, result: CycleOutcome, cluster: ClusterInfo) -> None:
         """Queue the writes a cycle calls for; `cluster` is the snapshot the cycle ran over (and changed).
 
-        Call it on the event loop thread; it does not wait for any write.
+        Call it on the event loop thread; it does not wait for any write, and request bodies are built
+        only when sent.
         """
-        now = status_diff.rfc3339(self._clock())
+        seconds = self._clock()
+        now = status_diff.rfc3339(seconds)
         before = len(self._pending) + len(self._events)
-        counts = self._submit_pod_groups(result, cluster, now)
+        counts = self._submit_pod_groups(result, cluster, now, seconds)
         self._submit_queues(result, cluster, counts)
         self._submit_pods(result, cluster, now)
         queued = len(self._pending) + len(self._events) - before
@@ -207,19 +229,25 @@ class StatusWriter:
             self._wakeup.set()
 
     def record_bind(self, task: TaskInfo, node: str) -> None:
-        """Record a successful bind: a `Scheduled` event on the pod."""
-        self._pods.pop(task.key, None)
-        self._pod_event(task, "Normal", "Scheduled", "Binding", f"Successfully assigned {task.key} to {node}")
+        """Record a successful bind: a `Scheduled` event on the pod.
+
+        A PodScheduled=False still queued for the pod is dropped: the API server set it True on binding.
+        """
+        self._pods.pop(task.uid, None)
+        self._pending.pop(("Pod", task.uid), None)
+        note = f"Successfully assigned {task.key} to {node}"
+        self._queue_event(_pod_event(task, "Normal", "Scheduled", "Binding", note, self._clock()))
 
     def record_eviction(self, task: TaskInfo, reason: str, *, preemptor: str = "") -> None:
         """Record a successful eviction: `Preempted` (with the preemptor `ns/name`) or `Evict` on the pod."""
         if preemptor:
-            self._pod_event(task, "Normal", "Preempted", "Preempting", f"Preempted by {preemptor}: {reason}")
+            note = f"Preempted by {preemptor}: {reason}"
+            self._queue_event(_pod_event(task, "Normal", "Preempted", "Preempting", note, self._clock()))
         else:
-            self._pod_event(task, "Warning", "Evict", "Evicting", reason)
+            self._queue_event(_pod_event(task, "Warning", "Evict", "Evicting", reason, self._clock()))
 
     def _submit_pod_groups(
-        self, result: CycleOutcome, cluster: ClusterInfo, now: str
+        self, result: CycleOutcome, cluster: ClusterInfo, now: str, seconds: float
     ) -> dict[str, list[int]]:
         """Diff every PodGroup; return the number of groups per queue and phase (shadow groups count)."""
         groups, records = result.pod_groups, self._groups
@@ -248,11 +276,16 @@ class StatusWriter:
             )
             record = records.get(job_id)
             if record is None or record.uid != job.pod_group.uid or record.state != state:
-                self._diff_pod_group(job, state, record, now)
+                self._diff_pod_group(job, state, record, now, seconds)
         return counts
 
     def _diff_pod_group(
-        self, job: JobInfo, state: status_diff.GroupState, record: _GroupRecord | None, now: str
+        self,
+        job: JobInfo,
+        state: status_diff.GroupState,
+        record: _GroupRecord | None,
+        now: str,
+        seconds: float,
     ) -> None:
         spec = job.pod_group
         written = record.status if record is not None and record.uid == spec.uid else {}
@@ -262,25 +295,17 @@ class StatusWriter:
         if diff.patch is None:
             return
         path = f"{_GROUPS}/namespaces/{spec.namespace}/podgroups/{spec.name}/status"
-        self._enqueue(
-            _Write(
-                "PodGroup", job.uid, path, diff.patch, MERGE_PATCH, self._forget(self._groups, job.uid, new)
-            )
-        )
-        reference = {
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "PodGroup",
-            "namespace": spec.namespace,
-            "name": spec.name,
-            "uid": spec.uid,
-        }
+        self._queue_patch(_StatusPatch("PodGroup", job.uid, path, diff.patch, new))
+        regarding = (f"{_GROUP}/{_VERSION}", "PodGroup", spec.namespace, spec.name, spec.uid)
         for update in diff.changed:
             if update.type == status_diff.UNSCHEDULABLE and update.status == "True":
-                self._event(reference, "Warning", status_diff.UNSCHEDULABLE, "Scheduling", update.message)
+                event = _Event(regarding, "Warning", update.type, "Scheduling", update.message, seconds)
+                self._queue_event(event)
             elif update.type == status_diff.SCHEDULED:
-                self._event(
-                    reference, "Normal", status_diff.SCHEDULED, "Scheduling", status_diff.POD_GROUP_READY
+                event = _Event(
+                    regarding, "Normal", update.type, "Scheduling", status_diff.POD_GROUP_READY, seconds
                 )
+                self._queue_event(event)
 
     def _submit_queues(
         self, result: CycleOutcome, cluster: ClusterInfo, counts: Mapping[str, list[int]]
@@ -296,100 +321,65 @@ class StatusWriter:
             desired: dict[str, Any] = {"state": queue.state.value}
             desired.update((phase.value.lower(), tally[i]) for i, phase in enumerate(_PHASES))
             desired["allocated"] = figures.allocated.to_quantities()
-            written = records.get(name, {})
-            patch = status_diff.status_patch(written, desired)
-            if patch is None:
-                continue
-            records[name] = desired
-            path = f"{_GROUPS}/queues/{name}/status"
-            self._enqueue(
-                _Write("Queue", name, path, patch, MERGE_PATCH, self._forget(records, name, desired))
-            )
+            patch = status_diff.status_patch(records.get(name, {}), desired)
+            if patch is not None:
+                records[name] = desired
+                self._queue_patch(
+                    _StatusPatch("Queue", name, f"{_GROUPS}/queues/{name}/status", patch, desired)
+                )
 
-    def _desired_pods(self, result: CycleOutcome, cluster: ClusterInfo) -> dict[str, tuple[TaskInfo, str]]:
-        """Pending pods of unschedulable groups (their own fit error, else the group's) and pipelined pods."""
-        desired: dict[str, tuple[TaskInfo, str]] = {}
-        own = result.unschedulable
+    def _submit_pods(self, result: CycleOutcome, cluster: ClusterInfo, now: str) -> None:
+        """Diff PodScheduled of pending pods of unschedulable groups (own fit error, else the group's
+        message) and of pipelined pods. Records are by uid: the loop over thousands of pods formats no
+        names; the FailedScheduling event is queued once the condition is written, not here.
+        """
+        seen: set[TaskID] = set()
         for job_id, status in result.pod_groups.items():
             job = cluster.jobs.get(job_id)
             if not status.unschedulable or job is None:
                 continue
+            own = {
+                uid: result.unschedulable.get(job.tasks[uid].key)
+                for uid in job.fit_errors
+                if uid in job.tasks
+            }
             for task in job.tasks_with(TaskStatus.PENDING):
-                key = task.key
-                desired[key] = (task, own.get(key) or status.unschedulable)
+                seen.add(task.uid)
+                self._diff_pod(task, own.get(task.uid) or status.unschedulable, now)
         if result.pipelined:
             for job in cluster.jobs.values():
                 for task in job.tasks_with(TaskStatus.PIPELINED):
-                    desired[task.key] = (task, status_diff.pipelined_message(task.key, task.node_name))
-        return desired
-
-    def _submit_pods(self, result: CycleOutcome, cluster: ClusterInfo, now: str) -> None:
-        desired = self._desired_pods(result, cluster)
+                    seen.add(task.uid)
+                    self._diff_pod(task, status_diff.pipelined_message(task.key, task.node_name), now)
         records = self._pods
-        for key, (task, message) in desired.items():
-            record = records.get(key)
-            same_pod = record is not None and record.uid == task.uid
-            if same_pod and record is not None and record.message == message:
-                continue
-            since = record.since if same_pod and record is not None else now
-            new = _PodRecord(uid=task.uid, job=task.job, message=message, since=since)
-            records[key] = new
-            patch = status_diff.pod_scheduled_patch(uid=task.uid, message=message, since=since)
-            path = _pod_path(task.namespace, task.name)
-            self._pending[("Pod", key)] = _Write(
-                "Pod", key, path, patch, STRATEGIC_MERGE_PATCH, self._forget(records, key, new)
-            )
-            self._pod_event(task, "Warning", "FailedScheduling", "Scheduling", message)
-        for key in records.keys() - desired.keys():
-            stale = records[key]
+        for uid in records.keys() - seen:
+            stale = records[uid]
             job = cluster.jobs.get(stale.job) if stale.job else None
-            pod = job.tasks.get(stale.uid) if job is not None else None
+            pod = job.tasks.get(uid) if job is not None else None
             if pod is None or pod.status not in (TaskStatus.PENDING, TaskStatus.PIPELINED):
-                del records[key]
+                del records[uid]
+                self._pending.pop(("Pod", uid), None)
 
-    # Queueing ------------------------------------------------------------------------------------
+    def _diff_pod(self, task: TaskInfo, message: str, now: str) -> None:
+        record = self._pods.get(task.uid)
+        if record is not None and record.message == message:
+            return
+        since = record.since if record is not None else now
+        new = _PodRecord(task.uid, task.namespace, task.name, task.job, message, since)
+        self._pods[task.uid] = self._pending[("Pod", task.uid)] = new
 
-    def _forget(self, records: dict[Any, Any], key: Any, record: object) -> Callable[[], None]:
-        """Return a callback that forgets `record` (unless a later submit replaced it), to write it again."""
-
-        def forget() -> None:
-            if records.get(key) is record:
-                del records[key]
-
-        return forget
-
-    def _enqueue(self, write: _Write) -> None:
+    def _queue_patch(self, patch: _StatusPatch) -> None:
         """Queue a status patch; one still queued for the same object is folded into it."""
-        key = (write.kind, write.name)
+        key = (patch.kind, patch.name)
         queued = self._pending.get(key)
-        if queued is not None:
-            write.body = _compose(queued.body, write.body)
-        self._pending[key] = write
+        if isinstance(queued, _StatusPatch):
+            patch.body = _compose(queued.body, patch.body)
+        self._pending[key] = patch
 
-    def _pod_event(self, task: TaskInfo, type_: str, reason: str, action: str, note: str) -> None:
-        reference = {"apiVersion": "v1", "kind": "Pod", "namespace": task.namespace, "name": task.name}
-        self._event({**reference, "uid": task.uid}, type_, reason, action, note)
-
-    def _event(self, regarding: Mapping[str, str], type_: str, reason: str, action: str, note: str) -> None:
-        seconds = self._clock()
-        self._event_seq = max(self._event_seq + 1, int(seconds * 1e9))
-        namespace = regarding.get("namespace") or "default"
-        body = status_diff.event_body(
-            regarding=regarding,
-            type_=type_,
-            reason=reason,
-            action=action,
-            note=note,
-            name=f"{regarding['name']}.{self._event_seq:x}",
-            event_time=status_diff.micro_time(seconds),
-            controller=self._controller,
-            instance=self._instance,
-        )
+    def _queue_event(self, event: _Event) -> None:
         if len(self._events) == self._events.maxlen:
             self._dropped_events += 1
-        name = f"{namespace}/{regarding['name']}"
-        path = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
-        self._events.append(_Write("Event", name, path, body, "application/json"))
+        self._events.append(event)
         self._wakeup.set()
 
     # Draining (async) ----------------------------------------------------------------------------
@@ -409,7 +399,8 @@ class StatusWriter:
                 log.warning("events_dropped", count=self._dropped_events, reason="event queue full")
                 self._dropped_events = 0
 
-    def _next(self) -> _Write | None:
+    def _next(self) -> _Queued | None:
+        """Status writes first, in submit order; events after them."""
         if self._pending:
             key = next(iter(self._pending))
             return self._pending.pop(key)
@@ -418,35 +409,78 @@ class StatusWriter:
         return None
 
     async def _work(self) -> None:
-        while (write := self._next()) is not None:
+        while (item := self._next()) is not None:
             try:
-                await self._send(write)
+                await self._send(item)
             except Exception:  # a bug in one write must not stop the others (or the scheduler)
-                log.exception("status_write_crashed", kind=write.kind, object=write.name)
+                log.exception("status_write_crashed", object=repr(item))
 
-    async def _send(self, write: _Write) -> None:
+    def _request(self, item: _Queued) -> tuple[str, str, str, str, dict[str, Any], str]:
+        """Return (kind, object, method, path, body, content type) of a queued item."""
+        if isinstance(item, _StatusPatch):
+            return item.kind, item.name, "PATCH", item.path, item.body, MERGE_PATCH
+        if isinstance(item, _PodRecord):
+            path = f"/api/v1/namespaces/{item.namespace}/pods/{item.name}/status"
+            body = status_diff.pod_scheduled_patch(uid=item.uid, message=item.message, since=item.since)
+            return "Pod", f"{item.namespace}/{item.name}", "PATCH", path, body, STRATEGIC_MERGE_PATCH
+        _, _, namespace, name, _ = item.regarding
+        path = f"/apis/events.k8s.io/v1/namespaces/{namespace or 'default'}/events"
+        return "Event", f"{namespace}/{name}", "POST", path, self._event_body(item), "application/json"
+
+    def _event_body(self, event: _Event) -> dict[str, Any]:
+        api_version, kind, namespace, name, uid = event.regarding
+        self._event_seq = max(self._event_seq + 1, int(event.at * 1e9))
+        if self._event_time[0] != event.at:
+            self._event_time = (event.at, status_diff.micro_time(event.at))
+        return status_diff.event_body(
+            regarding={
+                "apiVersion": api_version,
+                "kind": kind,
+                "namespace": namespace,
+                "name": name,
+                "uid": uid,
+            },
+            type_=event.type,
+            reason=event.reason,
+            action=event.action,
+            note=event.note,
+            name=f"{name}.{self._event_seq:x}",
+            event_time=self._event_time[1],
+            controller=self._controller,
+            instance=self._instance,
+        )
+
+    async def _send(self, item: _Queued) -> None:
+        kind, name, method, path, body, content_type = self._request(item)
         try:
-            code, body = await self._client.request(
-                write.method, write.path, body=write.body, content_type=write.content_type
-            )
+            code, answer = await self._client.request(method, path, body=body, content_type=content_type)
         except ApiError as exc:
-            self._failed(write, None, str(exc))
+            self._failed(item, kind, name, None, str(exc))
             return
         if code < 300:
-            log.debug("status_written", kind=write.kind, object=write.name)
+            log.debug("status_written", kind=kind, object=name)
+            if isinstance(item, _PodRecord):
+                self._queue_event(_failed_scheduling(item, self._clock()))
         elif code == 404:
-            log.debug("status_object_gone", kind=write.kind, object=write.name)
+            log.debug("status_object_gone", kind=kind, object=name)
         elif code in _REJECTED:
-            reason = status_message(body)
-            log.warning(
-                "status_write_rejected", kind=write.kind, object=write.name, status=code, reason=reason
-            )
+            reason = status_message(answer)
+            log.warning("status_write_rejected", kind=kind, object=name, status=code, reason=reason)
         else:
-            self._failed(write, code, status_message(body))
+            self._failed(item, kind, name, code, status_message(answer))
 
-    def _failed(self, write: _Write, code: int | None, reason: str) -> None:
-        if write.forget is None:
-            log.warning("event_failed", object=write.name, status=code, reason=reason)
+    def _failed(self, item: _Queued, kind: str, name: str, code: int | None, reason: str) -> None:
+        """Log a failed call; forget what it wrote (unless a later submit replaced it), to write it again."""
+        if isinstance(item, _Event):
+            log.warning("event_failed", object=name, reason_sent=item.reason, status=code, reason=reason)
             return
-        write.forget()
-        log.error("status_write_failed", kind=write.kind, object=write.name, status=code, reason=reason)
+        if isinstance(item, _PodRecord):
+            records: dict[Any, Any] = self._pods
+            key: object = item.uid
+            record: object = item
+        else:
+            records = self._groups if item.kind == "PodGroup" else self._queues
+            key, record = item.name, item.record
+        if records.get(key) is record:
+            del records[key]
+        log.error("status_write_failed", kind=kind, object=name, status=code, reason=reason)
