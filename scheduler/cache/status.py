@@ -42,7 +42,7 @@ from scheduler.errors import ApiError
 if TYPE_CHECKING:
     from scheduler.cache.client import ApiClient
 
-__all__ = ["CycleOutcome", "StatusWriter"]
+__all__ = ["CycleOutcome", "GroupOutcome", "QueueOutcome", "StatusWriter"]
 
 log = structlog.get_logger(__name__)
 
