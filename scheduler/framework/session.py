@@ -111,12 +111,12 @@ class Session(ExtensionPoints):
         return mask
 
     def fit_idle(self, task: TaskInfo) -> MaskArray:
-        """Per node: the task's init request (and one pod slot) fits the idle resources."""
-        return self.arrays.fits(self.arrays.request(task.init_resreq), self.arrays.idle)
+        """Per node: the task's init request (and one pod slot) fits the idle resources (read-only mask)."""
+        return self.arrays.fits_idle(task.init_resreq)
 
     def fit_future_idle(self, task: TaskInfo) -> MaskArray:
-        """Per node: the task's init request fits Idle + Releasing - Pipelined."""
-        return self.arrays.fits(self.arrays.request(task.init_resreq), self.arrays.future_idle())
+        """Per node: the task's init request fits Idle + Releasing - Pipelined (read-only mask)."""
+        return self.arrays.fits_future_idle(task.init_resreq)
 
     def prioritize(self, task: TaskInfo, candidates: IndexArray) -> npt.NDArray[np.float64]:
         """Return the summed node scores of every enabled plugin for the candidate rows."""

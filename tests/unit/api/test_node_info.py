@@ -75,3 +75,34 @@ def test_fit_uses_pod_slots_so_a_node_without_pods_fits_nothing() -> None:
     arrays = NodeArrays(list(snapshot.nodes.values()), [])
     request = arrays.request(next(iter(cluster(pod(name="p", cpu="100m")).jobs.values())).tasks.popitem()[1].resreq)
     assert arrays.fits(request, arrays.idle).tolist() == [False, True]
+
+
+def test_cached_fit_masks_follow_random_changes() -> None:
+    """fits_idle / fits_future_idle kept per shape equal a fresh computation after any sequence of changes."""
+    import random
+
+    from scheduler.api import TaskStatus
+
+    rng = random.Random(3)
+    objects = [node(name=f"n{i}", cpu=str(rng.choice((2, 4, 8))), memory="16Gi") for i in range(40)]
+    snapshot = cluster(*objects, *[pod(name=f"p{i}", cpu=rng.choice(("500m", "1", "2"))) for i in range(120)])
+    nodes = list(snapshot.nodes.values())
+    arrays = NodeArrays(nodes, [])
+    tasks = [t for job in snapshot.jobs.values() for t in job.tasks.values()]
+    shapes = [tasks[0].resreq, tasks[1].resreq, tasks[2].resreq]
+    placed: list[tuple[object, object]] = []
+    for step in range(300):
+        if placed and rng.random() < 0.3:
+            where, task = placed.pop(rng.randrange(len(placed)))
+            where.remove_task(task)  # type: ignore[attr-defined]
+        else:
+            task = tasks[step % len(tasks)].clone()
+            task.uid = f"{task.uid}-{step}"  # type: ignore[assignment]
+            task.status = rng.choice((TaskStatus.RUNNING, TaskStatus.RELEASING, TaskStatus.PIPELINED))
+            target = rng.choice(nodes)
+            target.add_task(task)
+            placed.append((target, task))
+        for resreq in shapes:
+            request = arrays.request(resreq)
+            assert arrays.fits_idle(resreq).tolist() == arrays.fits(request, arrays.idle).tolist()
+            assert arrays.fits_future_idle(resreq).tolist() == arrays.fits(request, arrays.future_idle()).tolist()
