@@ -1,0 +1,131 @@
+"""/metrics of a running `py-volcano run` against the real API server: queue metrics by label, with values.
+
+Two queues of this test's own on two kwok nodes: `qa` (weight 3) holds a 3-pod gang that fits, `qb`
+(weight 1) a 2-pod gang that fits and a one-pod GPU group no node can take. Once the binds are seen
+and the gangs run, every queue series is checked against what those pods request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from e2e.harness import Nodes, Rest, Scheduler, pod, pod_group, queue, token, wait_for
+
+pytest_plugins = ["e2e.fixtures"]
+
+MI = 2**20
+GPU = "nvidia.com/gpu"
+
+
+@pytest.fixture
+def queues(rest: Rest) -> Iterator[dict[str, str]]:
+    names = {"qa": token("qa"), "qb": token("qb")}
+    rest.create(queue(names["qa"], weight=3))
+    rest.create(queue(names["qb"], weight=1))
+    yield names
+    for name in names.values():
+        rest.delete("Queue", name)
+
+
+def scrape(process: Scheduler) -> dict[str, dict[frozenset[tuple[str, str]], float]]:
+    """{sample name: {labels: value}} of the process's /metrics."""
+    found: dict[str, dict[frozenset[tuple[str, str]], float]] = {}
+    for family in text_string_to_metric_families(process.metrics()):
+        for sample in family.samples:
+            found.setdefault(sample.name, {})[frozenset(sample.labels.items())] = sample.value
+    return found
+
+
+def of_queue(
+    samples: dict[str, dict[frozenset[tuple[str, str]], float]], name: str, queue_name: str, **labels: str
+) -> float | None:
+    return samples.get(name, {}).get(frozenset({"queue_name": queue_name, **labels}.items()))
+
+
+def test_queue_metrics_of_a_running_scheduler(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str, queues: dict[str, str]
+) -> None:
+    qa, qb = queues["qa"], queues["qb"]
+    nodes.add(cpu="4", memory="8Gi")
+    nodes.add(cpu="4", memory="8Gi")
+    rest.create(pod_group("ga", namespace, min_member=3, queue=qa))
+    rest.create(pod_group("gb", namespace, min_member=2, queue=qb))
+    rest.create(pod_group("gpu", namespace, min_member=1, queue=qb))
+    for i in range(3):
+        rest.create(pod(f"ga-{i}", namespace, scheduler=scheduler_name, group="ga"))
+    for i in range(2):
+        rest.create(pod(f"gb-{i}", namespace, scheduler=scheduler_name, group="gb"))
+    gpu_pod = pod("gpu-0", namespace, scheduler=scheduler_name, group="gpu")
+    resources = gpu_pod["spec"]["containers"][0]["resources"]
+    resources["requests"][GPU] = "1"
+    resources["limits"] = {GPU: "1"}
+    rest.create(gpu_pod)
+
+    with Scheduler(
+        control_plane.kubeconfig,
+        f"--scheduler-name={scheduler_name}",
+        "--schedule-period=0.3",
+        "--no-leader-elect",
+    ) as process:
+        bound = [f"ga-{i}" for i in range(3)] + [f"gb-{i}" for i in range(2)]
+        wait_for("five pods bound", lambda: all(rest.node_of(namespace, name) for name in bound))
+
+        def settled() -> dict[str, dict[frozenset[tuple[str, str]], float]] | None:
+            samples = scrape(process)
+            running = [of_queue(samples, "volcano_queue_pod_group_running_count", q) for q in (qa, qb)]
+            return samples if running == [1, 1] else None
+
+        samples = wait_for("both gangs Running in /metrics", settled, timeout=60)
+        assert process.terminate() == 0, process.tail()
+    queue_status = rest.get("Queue", qa) or {}  # read after SIGTERM, which flushes the status writer
+
+    cpu, memory = "volcano_queue_{}_milli_cpu", "volcano_queue_{}_memory"
+    expected = {
+        (cpu.format("allocated"), qa): 3000,
+        (memory.format("allocated"), qa): 300 * MI,
+        (cpu.format("request"), qa): 3000,
+        (memory.format("request"), qa): 300 * MI,
+        (cpu.format("allocated"), qb): 2000,
+        (memory.format("allocated"), qb): 200 * MI,
+        (cpu.format("request"), qb): 3000,
+        (memory.format("request"), qb): 300 * MI,
+        (cpu.format("deserved"), qa): 3000,  # qa asks less than its weighted share: it deserves its request
+        ("volcano_queue_weight", qa): 3,
+        ("volcano_queue_weight", qb): 1,
+        ("volcano_queue_pod_group_running_count", qa): 1,
+        ("volcano_queue_pod_group_inqueue_count", qa): 0,
+        ("volcano_queue_pod_group_pending_count", qa): 0,
+        ("volcano_queue_pod_group_unknown_count", qa): 0,
+        ("volcano_queue_pod_group_running_count", qb): 1,
+        ("volcano_queue_pod_group_inqueue_count", qb): 1,  # the GPU group: admitted, never placed
+        ("volcano_queue_pod_group_pending_count", qb): 0,
+    }
+    actual = {(name, q): of_queue(samples, name, q) for name, q in expected}
+    assert actual == expected
+    scalar = "volcano_queue_request_scalar_resources"
+    assert of_queue(samples, scalar, qb, resource=GPU) == 1000, (
+        "scalar resources are in milli units, as Volcano"
+    )
+    assert of_queue(samples, scalar, qa, resource=GPU) is None, "qa requests no GPU"
+    assert of_queue(samples, "volcano_queue_allocated_scalar_resources", qb, resource=GPU) is None
+    for name in ("deserved", "capability"):
+        for q in (qa, qb):
+            assert of_queue(samples, cpu.format(name), q) is not None, (name, q)
+    assert of_queue(samples, "volcano_queue_share", qa) == pytest.approx(1.0)
+    assert of_queue(samples, "volcano_queue_overused", qa) == 1, "allocated reached deserved"
+
+    assert samples["volcano_pod_binds_total"][frozenset({("result", "success")})] == 5
+    assert samples["volcano_schedule_attempts_total"][frozenset({("result", "scheduled")})] == 5
+    cycles = samples["volcano_scheduling_cycles_total"][frozenset()]
+    assert cycles >= 2
+    assert samples["volcano_e2e_scheduling_latency_milliseconds_count"][frozenset()] == cycles
+    assert samples["volcano_pod_e2e_scheduling_latency_seconds_count"][frozenset()] == 5
+
+    status = queue_status.get("status") or {}
+    assert (status.get("running"), status.get("allocated", {}).get("cpu")) == (1, "3"), (
+        "the runner drives the status writer"
+    )
