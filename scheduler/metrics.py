@@ -177,15 +177,13 @@ class Metrics:
         """Record one cycle: latencies, the cycle count, unplaced tasks, and its queue figures for scrapes.
 
         Unschedulable and pipelined tasks count as `unschedulable` attempts; `scheduled` and `error` are
-        counted when binds answer (`observe_bind`), as kube-scheduler counts them. The framework reports
-        one duration per plugin, its OnSessionClose folded in (close hooks only release state); it is
-        recorded as `OnSession="OnSessionOpen"`.
+        counted when binds answer (`observe_bind`), as kube-scheduler counts them.
         """
         self._cycle_latency.observe(seconds * 1000)
         for action, duration in result.action_durations.items():
             self._action_latency.labels(action).observe(duration * 1e6)
-        for plugin, duration in result.plugin_durations.items():
-            self._plugin_latency.labels(plugin, "OnSessionOpen").observe(duration * 1e6)
+        for (plugin, hook), duration in result.plugin_durations.items():
+            self._plugin_latency.labels(plugin, hook).observe(duration * 1e6)
         self._cycles.inc()
         waiting = len(result.unschedulable) + len(result.pipelined)
         if waiting:

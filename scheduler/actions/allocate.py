@@ -57,6 +57,7 @@ class AllocateAction:
         while not tasks.empty():
             task = tasks.pop()
             if not ssn.allocatable(queue, task):
+                job.job_fit_error = f"queue {queue.name} has no quota left for the task (allocated + request > limit)"
                 continue
             failure = ssn.pre_predicate(task, CycleState())
             if failure:

@@ -41,7 +41,10 @@ class PodGroupStatus:
 
 @dataclass(slots=True)
 class CycleResult:
-    """Everything a cycle decided; the cache applies it, the simulator records it."""
+    """Everything a cycle decided; the cache applies it, the simulator records it.
+
+    `plugin_durations` is keyed by (plugin, "OnSessionOpen" or "OnSessionClose"), in seconds.
+    """
 
     binds: list[tuple[TaskInfo, str]] = field(default_factory=list)
     evictions: list[tuple[TaskInfo, str]] = field(default_factory=list)
@@ -50,5 +53,5 @@ class CycleResult:
     queues: dict[str, QueueFigures] = field(default_factory=dict)
     unschedulable: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    plugin_durations: dict[str, float] = field(default_factory=dict)
+    plugin_durations: dict[tuple[str, str], float] = field(default_factory=dict)
     action_durations: dict[str, float] = field(default_factory=dict)

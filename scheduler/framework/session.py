@@ -64,7 +64,7 @@ class Session(ExtensionPoints):
             self.total_resource.add(node.allocatable)
         self.arrays = NodeArrays(self.node_list, _scalar_names(cluster))
         self.plugins: dict[str, Plugin] = {}
-        self.plugin_durations: dict[str, float] = {}
+        self.plugin_durations: dict[tuple[str, str], float] = {}
         self.binds: list[tuple[TaskInfo, str]] = []
         self.evictions: list[tuple[TaskInfo, str]] = []
         self.queue_figures: dict[str, QueueFigures] = {}
@@ -185,7 +185,7 @@ def open_session(cluster: ClusterInfo, conf: SchedulerConf, registry: Registry, 
         ssn.plugins[option.name] = plugin
         started = time.perf_counter()
         plugin.on_session_open(ssn)
-        ssn.plugin_durations[option.name] = time.perf_counter() - started
+        ssn.plugin_durations[option.name, "OnSessionOpen"] = time.perf_counter() - started
     if "enqueue" not in conf.actions:
         for job in ssn.jobs.values():
             if job.phase is PodGroupPhase.PENDING:
@@ -198,7 +198,7 @@ def close_session(ssn: Session) -> CycleResult:
     for name, plugin in ssn.plugins.items():
         started = time.perf_counter()
         plugin.on_session_close(ssn)
-        ssn.plugin_durations[name] = ssn.plugin_durations.get(name, 0.0) + time.perf_counter() - started
+        ssn.plugin_durations[name, "OnSessionClose"] = time.perf_counter() - started
     result = CycleResult(
         binds=[(task, node) for task, node in ssn.binds],
         evictions=[(task, reason) for task, reason in ssn.evictions],
@@ -232,13 +232,15 @@ def _pod_group_status(ssn: Session, job: JobInfo) -> PodGroupStatus:
         phase = PodGroupPhase.PENDING
     pending = len(job.tasks) - job.ready_task_num() - job.waiting_task_num()
     message = ""
-    if job.fit_errors or job.job_fit_error:
-        unschedulable = sum(1 for uid in job.fit_errors if job.tasks.get(uid) is not None)
-        first = next(iter(job.fit_errors.values()), None)
-        detail = first.summary() if first else job.job_fit_error
-        message = f"{max(unschedulable, 1)}/{len(job.tasks)} tasks unschedulable: {detail}"
-        if job.job_fit_error and first:
+    waiting = job.count(TaskStatus.PENDING)
+    if job.fit_errors:
+        unschedulable = sum(1 for uid in job.fit_errors if uid in job.tasks)
+        first = next(iter(job.fit_errors.values()))
+        message = f"{unschedulable}/{len(job.tasks)} tasks unschedulable: {first.summary()}"
+        if job.job_fit_error:
             message = f"{job.job_fit_error}; {message}"
+    elif job.job_fit_error and waiting:
+        message = f"{waiting}/{len(job.tasks)} tasks unschedulable: {job.job_fit_error}"
     return PodGroupStatus(
         phase=phase,
         running=running,

@@ -57,7 +57,8 @@ def known_result() -> CycleResult:
             ),
             "b": QueueFigures(weight=1, overused=True),
         },
-        plugin_durations={"gang": 0.0002, "proportion": 0.003},
+        plugin_durations={("gang", "OnSessionOpen"): 0.0002, ("proportion", "OnSessionOpen"): 0.003,
+                          ("proportion", "OnSessionClose"): 0.001},
         action_durations={"allocate": 0.0015, "enqueue": 0.00004},
     )
 
@@ -155,6 +156,7 @@ def test_cycle_histograms_and_counters_are_exact() -> None:
     assert found[key(f"{plugin}_sum", plugin="gang", OnSession="OnSessionOpen")] == pytest.approx(200)
     assert found[key(f"{plugin}_count", plugin="proportion", OnSession="OnSessionOpen")] == 1
     assert found[key(f"{plugin}_sum", plugin="proportion", OnSession="OnSessionOpen")] == pytest.approx(3000)
+    assert found[key(f"{plugin}_sum", plugin="proportion", OnSession="OnSessionClose")] == pytest.approx(1000)
     assert found[key("volcano_scheduling_cycles_total")] == 1
     attempts = {
         result: found[key("volcano_schedule_attempts_total", result=result)]
