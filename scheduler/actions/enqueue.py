@@ -41,7 +41,9 @@ def _pending_jobs_by_queue(ssn: Session) -> tuple[PriorityQueue, dict[QueueID, P
         if queue is None or not job.is_pending():
             continue
         if not queue.is_open():
-            ssn.warn(f"PodGroup {job.uid}: field spec.queue: queue {queue.name!r} is {queue.state.value}; the job waits")
+            ssn.warn(
+                f"PodGroup {job.uid}: field spec.queue: queue {queue.name!r} is {queue.state.value}; the job waits"
+            )
             continue
         if queue.uid not in jobs:
             jobs[queue.uid] = PriorityQueue(ssn.job_order_fn)

@@ -68,9 +68,7 @@ class ReclaimAction:
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
 
-    def _reclaim_for_job(
-        self, ssn: Session, stmt: Statement, queue: QueueInfo, job: JobInfo, scope: Scope
-    ) -> None:
+    def _reclaim_for_job(self, ssn: Session, stmt: Statement, queue: QueueInfo, job: JobInfo, scope: Scope) -> None:
         """Reclaim for the job's pending tasks, in task order, while it is starving."""
         tasks = PriorityQueue(ssn.task_order_fn, job.tasks_with(TaskStatus.PENDING))
         while ssn.job_starving(job) and not tasks.empty():
@@ -85,9 +83,7 @@ class ReclaimAction:
 def _reclaim_for_task(ssn: Session, stmt: Statement, task: TaskInfo, scope: Scope) -> bool:
     """Evict victims on the first node (in node order) where that makes the task fit; pipeline it there."""
     mask = ssn.predicate_mask(task, for_preempt=True) & scope.index.screen(task)
-    return any(
-        _reclaim_on(ssn, stmt, task, scope, ssn.node_list[int(index)]) for index in np.flatnonzero(mask)
-    )
+    return any(_reclaim_on(ssn, stmt, task, scope, ssn.node_list[int(index)]) for index in np.flatnonzero(mask))
 
 
 def _reclaim_on(ssn: Session, stmt: Statement, task: TaskInfo, scope: Scope, node: NodeInfo) -> bool:

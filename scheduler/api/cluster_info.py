@@ -73,13 +73,12 @@ class ClusterInfo:
         self.jobs[job.uid] = job
         if job.queue not in self.queues and not spec.shadow:
             self.warnings.append(
-                f"PodGroup {spec.namespace}/{spec.name}: field spec.queue: queue {spec.queue!r} not found; the job waits"
+                f"PodGroup {spec.namespace}/{spec.name}: field spec.queue: "
+                f"queue {spec.queue!r} not found; the job waits"
             )
         return job
 
-    def _job_for(
-        self, parsed: ParsedPod, shadow_phases: Mapping[JobID, PodGroupPhase]
-    ) -> JobInfo | None:
+    def _job_for(self, parsed: ParsedPod, shadow_phases: Mapping[JobID, PodGroupPhase]) -> JobInfo | None:
         task = parsed.task
         if parsed.group:
             job = self.jobs.get(JobID(f"{task.namespace}/{parsed.group}"))
@@ -114,9 +113,7 @@ class ClusterInfo:
             )
         return job
 
-    def _add_pod(
-        self, parsed: ParsedPod, scheduler_name: str, shadow_phases: Mapping[JobID, PodGroupPhase]
-    ) -> None:
+    def _add_pod(self, parsed: ParsedPod, scheduler_name: str, shadow_phases: Mapping[JobID, PodGroupPhase]) -> None:
         task = parsed.task.clone()
         if parsed.scheduler_name == scheduler_name:
             job = self._job_for(parsed, shadow_phases)

@@ -123,7 +123,9 @@ class TaskInfo:
         return f"{self.namespace}/{self.name}"
 
     def __repr__(self) -> str:
-        return f"Task({self.namespace}/{self.name} {self.status.value}{' on ' + self.node_name if self.node_name else ''})"
+        return (
+            f"Task({self.namespace}/{self.name} {self.status.value}{' on ' + self.node_name if self.node_name else ''})"
+        )
 
 
 def _name_index(name: str) -> int | None:
@@ -358,8 +360,7 @@ class JobInfo:
     def is_pipelined(self) -> bool:
         """Ready plus pipelined tasks reach minAvailable."""
         return (
-            self.waiting_task_num() + self.ready_task_num() + self.pending_best_effort_task_num()
-            >= self.min_available
+            self.waiting_task_num() + self.ready_task_num() + self.pending_best_effort_task_num() >= self.min_available
         )
 
     def is_starving(self) -> bool:

@@ -214,13 +214,13 @@ def _host_ports(spec: Mapping[str, Any], name: str) -> tuple[tuple[str, str, int
     for container in _containers(spec, "containers", name):
         for port in container.get("ports") or []:
             if isinstance(port, Mapping) and port.get("hostPort"):
-                ports.append((str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"), int(port["hostPort"])))
+                ports.append(
+                    (str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"), int(port["hostPort"]))
+                )
     return tuple(ports)
 
 
-def _pod_priority(
-    spec: Mapping[str, Any], priority_classes: Mapping[str, PriorityClassSpec]
-) -> tuple[int, bool]:
+def _pod_priority(spec: Mapping[str, Any], priority_classes: Mapping[str, PriorityClassSpec]) -> tuple[int, bool]:
     class_name = spec.get("priorityClassName") or ""
     pc = priority_classes.get(class_name) if class_name else _global_default(priority_classes)
     never = spec.get("preemptionPolicy") == "Never" or bool(pc and pc.preemption_never)
@@ -329,7 +329,9 @@ def parse_queue(obj: Mapping[str, Any], *, creation: float = 0.0) -> QueueInfo:
     return QueueInfo(
         name=name,
         weight=_int(spec.get("weight"), InvalidQueue, name, "spec.weight", 1, 1),
-        capability=_resources(spec["capability"], InvalidQueue, name, "spec.capability") if spec.get("capability") else None,
+        capability=_resources(spec["capability"], InvalidQueue, name, "spec.capability")
+        if spec.get("capability")
+        else None,
         deserved=_resources(spec["deserved"], InvalidQueue, name, "spec.deserved") if spec.get("deserved") else None,
         guarantee=_resources(guarantee.get("resource"), InvalidQueue, name, "spec.guarantee.resource")
         if guarantee.get("resource")

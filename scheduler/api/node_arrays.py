@@ -144,5 +144,5 @@ class NodeArrays:
         """Return, per node, whether a `request()` vector <= `available` in every dimension (tolerance 0.1)."""
         if request.shape[0] > available.shape[1]:
             return np.zeros(available.shape[0], dtype=bool)
-        result: MaskArray = (available > request).all(axis=1)
+        result: MaskArray = np.asarray((available > request).all(axis=1), dtype=bool)
         return result

@@ -238,11 +238,7 @@ class Resource:
 
     def less_equal_with_resources_name(self, other: Resource, default: DimensionDefault) -> tuple[bool, list[str]]:
         """Return (fits, the dimensions where self is above `other`)."""
-        short = [
-            name
-            for name, left, right in self._pairs(other, default)
-            if right != _INF and not _le(left, right)
-        ]
+        short = [name for name, left, right in self._pairs(other, default) if right != _INF and not _le(left, right)]
         return not short, short
 
     def less_partly(self, other: Resource, default: DimensionDefault) -> bool:

@@ -87,8 +87,10 @@ class PodAffinityTerm:
 
     def matches(self, labels: Mapping[str, str], namespace: str) -> bool:
         """True when a pod with `labels` in `namespace` is one this term selects."""
-        return self.matches_namespace(namespace) and self.selector is not None and match_label_selector(
-            self.selector, labels
+        return (
+            self.matches_namespace(namespace)
+            and self.selector is not None
+            and match_label_selector(self.selector, labels)
         )
 
 

@@ -1,7 +1,7 @@
 """The scheduling framework: configuration, sessions, tiers and extension points, statements."""
 
-from scheduler.framework.cycle import run_cycle
 from scheduler.framework.conf import SWITCHES, Arguments, PluginOption, SchedulerConf, default_conf_text, parse_conf
+from scheduler.framework.cycle import run_cycle
 from scheduler.framework.extension_points import CycleState, EventHandler, PredicateStatus, ValidateResult
 from scheduler.framework.plugin import Action, ActionBuilder, Plugin, PluginBuilder, Registry
 from scheduler.framework.priority_queue import PriorityQueue, ordered

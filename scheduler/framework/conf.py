@@ -95,6 +95,7 @@ class Arguments(Mapping[str, Any]):
 
     def get_bool(self, key: str, default: bool) -> bool:
         """Return a boolean argument (`true`/`false` strings accepted)."""
+
         def convert(value: Any) -> bool:
             if isinstance(value, bool):
                 return value

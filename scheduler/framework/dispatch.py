@@ -73,7 +73,9 @@ def tiered_starving(tiers: Tiers[bool], *args: object) -> bool:
 VictimFn = Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], Vote]]
 
 
-def tiered_victims(tiers: Sequence[Sequence[VictimFn]], preemptor: TaskInfo, candidates: list[TaskInfo]) -> list[TaskInfo]:
+def tiered_victims(
+    tiers: Sequence[Sequence[VictimFn]], preemptor: TaskInfo, candidates: list[TaskInfo]
+) -> list[TaskInfo]:
     """Intersect the victims of the voting plugins of a tier; an empty tier result defers to the next tier."""
     for tier in tiers:
         victims: list[TaskInfo] | None = None

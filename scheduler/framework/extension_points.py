@@ -119,7 +119,11 @@ class ExtensionPoints:
             fns = self._fns.get(point, {})
             switch = _SWITCH.get(point)
             tiered = [
-                [fns[option.name] for option in tier if option.name in fns and (switch is None or option.is_enabled(switch))]
+                [
+                    fns[option.name]
+                    for option in tier
+                    if option.name in fns and (switch is None or option.is_enabled(switch))
+                ]
                 for tier in self.tiers
             ]
             tiered = [tier for tier in tiered if tier] or []

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import heapq
-from functools import cmp_to_key
 from collections.abc import Callable, Iterable
+from functools import cmp_to_key
 from typing import Generic, TypeVar
 
 __all__ = ["PriorityQueue", "ordered"]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from scheduler.api import (
+    ZERO,
     ClusterInfo,
     FitErrors,
     JobID,
@@ -31,7 +31,6 @@ from scheduler.api import (
     Resource,
     TaskInfo,
     TaskStatus,
-    ZERO,
 )
 from scheduler.framework.conf import Arguments, PluginOption, SchedulerConf
 from scheduler.framework.extension_points import ExtensionPoints
@@ -210,9 +209,9 @@ def close_session(ssn: Session) -> CycleResult:
         for task in job.tasks_with(TaskStatus.PIPELINED):
             result.pipelined[task.key] = task.node_name
         for uid, errors in job.fit_errors.items():
-            task = job.tasks.get(uid)
-            if task is not None and task.status is TaskStatus.PENDING:
-                result.unschedulable[task.key] = errors.summary()
+            failed = job.tasks.get(uid)
+            if failed is not None and failed.status is TaskStatus.PENDING:
+                result.unschedulable[failed.key] = errors.summary()
     for queue in ssn.queues.values():
         result.queues[queue.name] = ssn.queue_figures.get(queue.name) or _default_figures(ssn, queue)
     return result

@@ -14,7 +14,12 @@ from scheduler.simulation.scenario import Expect
 
 __all__ = ["Outcome", "check"]
 
-_RESOURCE_FIELDS = {"deserved": "deserved", "allocated": "allocated", "request": "request", "realCapability": "real_capability"}
+_RESOURCE_FIELDS = {
+    "deserved": "deserved",
+    "allocated": "allocated",
+    "request": "request",
+    "realCapability": "real_capability",
+}
 
 
 @dataclass(slots=True)
@@ -45,7 +50,9 @@ def _check_pods(expect: Expect, outcome: Outcome, cluster: InMemoryCluster) -> l
         if actual:
             failures.append(f"unbound: {key} expected unbound, but it is on {actual}")
     if expect.bound_count is not None and len(outcome.binds) != expect.bound_count:
-        failures.append(f"boundCount: expected {expect.bound_count}, got {len(outcome.binds)} ({sorted(outcome.binds)})")
+        failures.append(
+            f"boundCount: expected {expect.bound_count}, got {len(outcome.binds)} ({sorted(outcome.binds)})"
+        )
     evicted = set(outcome.evictions)
     if expect.evicted is not None:
         wanted = set(expect.evicted)

@@ -73,9 +73,7 @@ class PreemptAction:
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
 
-    def _between_jobs(
-        self, ssn: Session, queue: QueueInfo, jobs: list[JobInfo], budgets: DisruptionBudgets
-    ) -> None:
+    def _between_jobs(self, ssn: Session, queue: QueueInfo, jobs: list[JobInfo], budgets: DisruptionBudgets) -> None:
         """Phase 1: a Statement per preemptor job, committed only if the job ends up pipelined."""
         in_queue = [job for job in ssn.jobs.values() if job.queue == queue.uid]
         index = PreempteeIndex(ssn, _in_queue(ssn, queue.uid), _hosts(ssn, in_queue))
@@ -114,9 +112,7 @@ class PreemptAction:
                 if not assigned:
                     break
 
-    def _preempt(
-        self, ssn: Session, stmt: Statement, preemptor: TaskInfo, queue: QueueInfo, scope: Scope
-    ) -> bool:
+    def _preempt(self, ssn: Session, stmt: Statement, preemptor: TaskInfo, queue: QueueInfo, scope: Scope) -> bool:
         """Find room for one preemptor by the configured path; False when it may not or cannot preempt."""
         if preemptor.preemption_never:
             return False

@@ -33,9 +33,7 @@ class _Budget:
 
     def used(self) -> int:
         """Disruptions this cycle planned: members Releasing that were not Releasing before it."""
-        return sum(
-            1 for task in self.members if task.status is TaskStatus.RELEASING and task.uid not in self.before
-        )
+        return sum(1 for task in self.members if task.status is TaskStatus.RELEASING and task.uid not in self.before)
 
 
 class DisruptionBudgets:
@@ -61,16 +59,12 @@ class DisruptionBudgets:
                 if task.namespace == pdb.namespace and match_label_selector(pdb.selector, task.labels)
             ]
             before = frozenset(
-                task.uid
-                for task in members
-                if task.status is TaskStatus.RELEASING and task.uid not in evicted
+                task.uid for task in members if task.status is TaskStatus.RELEASING and task.uid not in evicted
             )
             try:
                 allowed = _allowed(pdb, members, before)
             except ValueError as exc:
-                ssn.warn(
-                    f"PodDisruptionBudget {pdb.key}: field spec.minAvailable/maxUnavailable: {exc}; ignored"
-                )
+                ssn.warn(f"PodDisruptionBudget {pdb.key}: field spec.minAvailable/maxUnavailable: {exc}; ignored")
                 continue
             if allowed is None:
                 continue

@@ -90,9 +90,7 @@ class Scope:
 
     __slots__ = ("accept", "budgets", "index")
 
-    def __init__(
-        self, index: PreempteeIndex, accept: Callable[[TaskInfo], bool], budgets: DisruptionBudgets
-    ) -> None:
+    def __init__(self, index: PreempteeIndex, accept: Callable[[TaskInfo], bool], budgets: DisruptionBudgets) -> None:
         self.index = index
         self.accept = accept
         self.budgets = budgets

@@ -84,9 +84,7 @@ class _DryRun:
 
     __slots__ = ("node", "preemptor", "queue", "ssn", "state")
 
-    def __init__(
-        self, ssn: Session, state: CycleState, preemptor: TaskInfo, queue: QueueInfo, node: NodeInfo
-    ) -> None:
+    def __init__(self, ssn: Session, state: CycleState, preemptor: TaskInfo, queue: QueueInfo, node: NodeInfo) -> None:
         self.ssn = ssn
         self.state = state
         self.preemptor = preemptor

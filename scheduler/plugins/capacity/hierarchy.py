@@ -53,7 +53,7 @@ def _link(ssn: Session, attrs: dict[QueueID, QueueAttr]) -> dict[QueueID, str]:
         current = queue_id
         while current not in attached and current not in cut:
             if current in path:
-                _cut_cycle(ssn, path[path.index(current):], cut)
+                _cut_cycle(ssn, path[path.index(current) :], cut)
                 break
             path.append(current)
             parent = _parent_of(ssn, current)
@@ -69,8 +69,10 @@ def _link(ssn: Session, attrs: dict[QueueID, QueueAttr]) -> dict[QueueID, str]:
                 attached.add(member)
             else:
                 cut[member] = f"its ancestor queue {current!r} is cut off from the root queue"
-                ssn.warn(f"Queue {member}: field spec.parent: ancestor queue {current!r} is cut off from "
-                         f"the root queue ({cut[current]}); its jobs wait")
+                ssn.warn(
+                    f"Queue {member}: field spec.parent: ancestor queue {current!r} is cut off from "
+                    f"the root queue ({cut[current]}); its jobs wait"
+                )
     for queue_id in attrs:
         if queue_id in attached and queue_id != ROOT:
             _ancestors(ssn, attrs, queue_id)
@@ -144,8 +146,10 @@ def _hand_down(ssn: Session, attrs: dict[QueueID, QueueAttr], root: QueueAttr) -
             child.capability = _inherit(child.capability, parent.capability)
             fits, over = child.capability.less_equal_with_resources_name(parent.capability, INFINITY)
             if not fits:
-                ssn.warn(f"Queue {child.name}: field spec.capability: above parent queue {parent.name}'s "
-                         f"capability on {', '.join(over)}; the parent's capability limits it")
+                ssn.warn(
+                    f"Queue {child.name}: field spec.capability: above parent queue {parent.name}'s "
+                    f"capability on {', '.join(over)}; the parent's capability limits it"
+                )
         if parent.queue_id == ROOT:
             parent.guarantee, parent.deserved = total_guarantee, total_deserved
         contested = parent.real_capability.exceeded_part(total_guarantee)
@@ -159,11 +163,15 @@ def _hand_down(ssn: Session, attrs: dict[QueueID, QueueAttr], root: QueueAttr) -
 
 def _warn_sums(ssn: Session, parent: QueueAttr, total_deserved: Resource, total_guarantee: Resource) -> None:
     if parent.deserved.less_partly(total_deserved, ZERO):
-        ssn.warn(f"Queue {parent.name}: field spec.deserved: below the sum of its child queues' deserved "
-                 f"({_show(total_deserved)}); scheduling goes on")
+        ssn.warn(
+            f"Queue {parent.name}: field spec.deserved: below the sum of its child queues' deserved "
+            f"({_show(total_deserved)}); scheduling goes on"
+        )
     if parent.guarantee.less_partly(total_guarantee, ZERO):
-        ssn.warn(f"Queue {parent.name}: field spec.guarantee: below the sum of its child queues' guarantees "
-                 f"({_show(total_guarantee)}); not every child guarantee can hold at once")
+        ssn.warn(
+            f"Queue {parent.name}: field spec.guarantee: below the sum of its child queues' guarantees "
+            f"({_show(total_guarantee)}); not every child guarantee can hold at once"
+        )
 
 
 def _show(resource: Resource) -> str:

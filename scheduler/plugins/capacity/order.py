@@ -73,9 +73,7 @@ def hierarchical_queue_order(attrs: Mapping[QueueID, QueueAttr], l: QueueInfo, r
     return compare_share_with_deserved(l_side, r_side)
 
 
-def victim_queue_order(
-    attrs: Mapping[QueueID, QueueAttr], l: QueueInfo, r: QueueInfo, preemptor: QueueInfo
-) -> int:
+def victim_queue_order(attrs: Mapping[QueueID, QueueAttr], l: QueueInfo, r: QueueInfo, preemptor: QueueInfo) -> int:
     """Victims first from the queue sharing the deeper common ancestor with the preemptor's queue."""
     l_attr, r_attr, p_attr = attrs.get(l.uid), attrs.get(r.uid), attrs.get(preemptor.uid)
     if l_attr is None or r_attr is None or p_attr is None:

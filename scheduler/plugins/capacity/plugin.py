@@ -207,9 +207,7 @@ class CapacityPlugin:
         assert self.ssn is not None
         simulate_change(self.ssn.jobs, state, added, add=True)
 
-    def simulate_remove_task(
-        self, state: CycleState, task: TaskInfo, removed: TaskInfo, node: NodeInfo
-    ) -> None:
+    def simulate_remove_task(self, state: CycleState, task: TaskInfo, removed: TaskInfo, node: NodeInfo) -> None:
         """Dry run: `removed` gives its resources back."""
         assert self.ssn is not None
         simulate_change(self.ssn.jobs, state, removed, add=False)
@@ -244,9 +242,7 @@ def victims_in_order(ssn: Session, victims: list[TaskInfo], preemptor: TaskInfo)
         if preemptor_job is not None and l_job.queue != r_job.queue:
             queues = ssn.queues
             if l_job.queue in queues and r_job.queue in queues and preemptor_job.queue in queues:
-                return ssn.victim_queue_order_fn(
-                    queues[l_job.queue], queues[r_job.queue], queues[preemptor_job.queue]
-                )
+                return ssn.victim_queue_order_fn(queues[l_job.queue], queues[r_job.queue], queues[preemptor_job.queue])
         return ssn.job_order_fn(r_job, l_job)
 
     return ordered(less, victims)

@@ -58,9 +58,7 @@ def read_state(cycle_state: CycleState) -> CapacityState | None:
     return state if isinstance(state, CapacityState) else None
 
 
-def simulate_change(
-    jobs: Mapping[JobID, JobInfo], cycle_state: CycleState, task: TaskInfo, *, add: bool
-) -> None:
+def simulate_change(jobs: Mapping[JobID, JobInfo], cycle_state: CycleState, task: TaskInfo, *, add: bool) -> None:
     """Add (or remove) a task's request to its queue and ancestors in the dry-run copy only."""
     state = read_state(cycle_state)
     job = jobs.get(task.job) if task.job else None

@@ -77,9 +77,7 @@ def _freeze(value: object) -> object:
 def preferred_node_affinity(task: TaskInfo) -> Sequence[Mapping[str, Any]]:
     """Return the pod's preferredDuringSchedulingIgnoredDuringExecution node affinity terms."""
     node_affinity = task.affinity.get("nodeAffinity") or {}
-    terms: Sequence[Mapping[str, Any]] = (
-        node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
-    )
+    terms: Sequence[Mapping[str, Any]] = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
     return terms
 
 

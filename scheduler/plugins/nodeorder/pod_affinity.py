@@ -71,10 +71,7 @@ class _Domains:
         if cached is None:
             known: dict[str, int] = {}
             codes = np.fromiter(
-                (
-                    -1 if (v := labels.get(key)) is None else known.setdefault(v, len(known))
-                    for labels in self.labels
-                ),
+                (-1 if (v := labels.get(key)) is None else known.setdefault(v, len(known)) for labels in self.labels),
                 dtype=np.int64,
                 count=len(self.labels),
             )
@@ -204,9 +201,7 @@ class InterPodAffinity:
 
         own = self.terms(task) if task.affinity else None
         if own is not None:
-            incoming = [(t, t.weight) for t in own.preferred_affinity] + [
-                (t, -t.weight) for t in own.preferred_anti
-            ]
+            incoming = [(t, t.weight) for t in own.preferred_affinity] + [(t, -t.weight) for t in own.preferred_anti]
             for group in self._groups_in_scope([t for t, _ in incoming]):
                 for term, weight in incoming:
                     if term.matches(group.labels, group.namespace):

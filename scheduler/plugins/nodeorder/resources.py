@@ -90,9 +90,7 @@ class Allocatable:
 def _mean_of_present(scores: IntArray, allocatable: Allocatable) -> IntArray:
     """Integer mean over the resources with allocatable not 0 (equal weights), 0 where there is none."""
     if allocatable.uniform:
-        result: IntArray = (
-            (scores[0] + scores[1]) >> 1 if len(scores) == 2 else scores.sum(axis=0) // len(scores)
-        )
+        result: IntArray = (scores[0] + scores[1]) >> 1 if len(scores) == 2 else scores.sum(axis=0) // len(scores)
         return result
     count = allocatable.present.sum(axis=0)
     total = np.where(allocatable.present, scores, 0).sum(axis=0)

@@ -43,9 +43,7 @@ class Switches:
 
     __slots__ = ("node_affinity", "node_ports", "pod_affinity", "taint_toleration")
 
-    def __init__(
-        self, *, node_affinity: bool, node_ports: bool, taint_toleration: bool, pod_affinity: bool
-    ) -> None:
+    def __init__(self, *, node_affinity: bool, node_ports: bool, taint_toleration: bool, pod_affinity: bool) -> None:
         self.node_affinity = node_affinity
         self.node_ports = node_ports
         self.taint_toleration = taint_toleration
@@ -72,9 +70,7 @@ def _matches_node_affinity(task: TaskInfo, node: NodeInfo) -> bool:
     if required is None:
         return True
     fields = {_NAME_FIELD: node.name}
-    return any(
-        match_node_selector_term(term, labels, fields) for term in required.get("nodeSelectorTerms") or ()
-    )
+    return any(match_node_selector_term(term, labels, fields) for term in required.get("nodeSelectorTerms") or ())
 
 
 def untolerated_taint_reason(tolerations: Sequence[Toleration], node: NodeInfo) -> str | None:

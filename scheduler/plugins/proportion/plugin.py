@@ -170,9 +170,7 @@ class QueueShares:
         if allocated is not None:
             allocated.add(added.resreq)
 
-    def simulate_remove_task(
-        self, state: CycleState, task: TaskInfo, removed: TaskInfo, node: NodeInfo
-    ) -> None:
+    def simulate_remove_task(self, state: CycleState, task: TaskInfo, removed: TaskInfo, node: NodeInfo) -> None:
         """In the dry-run state, stop counting `removed` in its queue."""
         allocated = self._simulated(state, removed)
         if allocated is not None:

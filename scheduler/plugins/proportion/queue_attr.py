@@ -101,10 +101,7 @@ class QueueAttr:
         return self.deserved.less_equal(self.allocated, ZERO)
 
     def __repr__(self) -> str:
-        return (
-            f"QueueAttr({self.name} deserved <{self.deserved}> allocated <{self.allocated}>"
-            f" share {self.share:.3f})"
-        )
+        return f"QueueAttr({self.name} deserved <{self.deserved}> allocated <{self.allocated}> share {self.share:.3f})"
 
 
 def effective_capability(capability: Resource | None) -> Resource | None:
