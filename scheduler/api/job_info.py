@@ -11,6 +11,9 @@ from scheduler.api.types import JobID, PodGroupPhase, QueueID, TaskID, TaskStatu
 
 __all__ = ["FitErrors", "JobInfo", "PodGroupSpec", "TaskInfo", "Toleration"]
 
+_READY = (TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED)
+_VALID = (*_READY, TaskStatus.PENDING, TaskStatus.PIPELINED)
+
 
 @dataclass(slots=True, frozen=True)
 class Toleration:
@@ -279,9 +282,7 @@ class JobInfo:
 
     def ready_task_num(self) -> int:
         """Tasks that hold resources or finished: Bound, Binding, Running, Allocated, Succeeded."""
-        return self.count(
-            TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED
-        )
+        return self.count(*_READY)
 
     def waiting_task_num(self) -> int:
         """Tasks pipelined onto resources that are being released."""
@@ -293,65 +294,27 @@ class JobInfo:
 
     def valid_task_num(self) -> int:
         """Tasks that can still count towards the gang."""
-        return self.count(
-            TaskStatus.PENDING,
-            TaskStatus.ALLOCATED,
-            TaskStatus.PIPELINED,
-            TaskStatus.BINDING,
-            TaskStatus.BOUND,
-            TaskStatus.RUNNING,
-            TaskStatus.SUCCEEDED,
-        )
+        return self.count(*_VALID)
 
-    def _per_role(self, *statuses: TaskStatus) -> dict[str, int]:
+    def _roles_meet(self, statuses: tuple[TaskStatus, ...]) -> bool:
+        if not self.task_min_available:
+            return True
         counts: dict[str, int] = {}
         for task in self.tasks_with(*statuses):
             counts[task.role] = counts.get(task.role, 0) + 1
-        return counts
-
-    def _roles_meet(self, counts: Mapping[str, int]) -> bool:
         return all(counts.get(role, 0) >= minimum for role, minimum in self.task_min_available.items())
 
     def check_task_valid(self) -> bool:
         """True when every role in minTaskMember has enough valid tasks."""
-        if not self.task_min_available:
-            return True
-        return self._roles_meet(
-            self._per_role(
-                TaskStatus.PENDING,
-                TaskStatus.ALLOCATED,
-                TaskStatus.PIPELINED,
-                TaskStatus.BINDING,
-                TaskStatus.BOUND,
-                TaskStatus.RUNNING,
-                TaskStatus.SUCCEEDED,
-            )
-        )
+        return self._roles_meet(_VALID)
 
     def check_task_ready(self) -> bool:
         """True when every role in minTaskMember has enough ready tasks."""
-        if not self.task_min_available:
-            return True
-        return self._roles_meet(
-            self._per_role(
-                TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED
-            )
-        )
+        return self._roles_meet(_READY)
 
     def check_task_pipelined(self) -> bool:
         """True when every role in minTaskMember has enough ready or pipelined tasks."""
-        if not self.task_min_available:
-            return True
-        return self._roles_meet(
-            self._per_role(
-                TaskStatus.BOUND,
-                TaskStatus.BINDING,
-                TaskStatus.RUNNING,
-                TaskStatus.ALLOCATED,
-                TaskStatus.SUCCEEDED,
-                TaskStatus.PIPELINED,
-            )
-        )
+        return self._roles_meet((*_READY, TaskStatus.PIPELINED))
 
     def is_ready(self) -> bool:
         """Ready tasks (and pending best-effort ones) reach minAvailable."""

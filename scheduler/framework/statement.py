@@ -69,23 +69,20 @@ class Statement:
 
     def pipeline(self, task: TaskInfo, node_name: str) -> None:
         """Reserve `node_name`'s future idle resources for a pending task."""
-        previous = task.status
-        self._set_status(task, TaskStatus.PIPELINED)
-        task.node_name = node_name
-        self._own(task).node_name = node_name
-        self.ssn.nodes[node_name].add_task(task)
-        self._notify(task, allocate=True)
-        self.operations.append(_Op(Operation.PIPELINE, task, node_name, previous))
+        self._place(task, node_name, Operation.PIPELINE, TaskStatus.PIPELINED)
 
     def allocate(self, task: TaskInfo, node_name: str) -> None:
         """Place a pending task on `node_name`'s idle resources."""
+        self._place(task, node_name, Operation.ALLOCATE, TaskStatus.ALLOCATED)
+
+    def _place(self, task: TaskInfo, node_name: str, kind: Operation, status: TaskStatus) -> None:
         previous = task.status
-        self._set_status(task, TaskStatus.ALLOCATED)
+        self._set_status(task, status)
         task.node_name = node_name
         self._own(task).node_name = node_name
         self.ssn.nodes[node_name].add_task(task)
         self._notify(task, allocate=True)
-        self.operations.append(_Op(Operation.ALLOCATE, task, node_name, previous))
+        self.operations.append(_Op(kind, task, node_name, previous))
 
     def _own(self, task: TaskInfo) -> TaskInfo:
         job = self.ssn.jobs.get(task.job) if task.job else None
