@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from scheduler.api import TaskInfo
-from scheduler.cache.client import ApiClient, api_failure
+from scheduler.cache.client import ApiClient, api_failure, never_sent
 from scheduler.cache.store import Store
 from scheduler.errors import ApiError, BindError, EvictError
 
@@ -69,6 +69,11 @@ async def evict_pod(client: ApiClient, task: TaskInfo) -> bool:
     if status == 429:
         return False
     raise api_failure(EvictError, what, status=status, body=answer)
+
+
+def _outcome(error: ApiError) -> bool | None:
+    """False when the call certainly failed (an answer, or no connection), None when it may have worked."""
+    return False if error.status is not None or never_sent(error) else None
 
 
 @dataclass(slots=True)
@@ -125,7 +130,7 @@ class Binder:
             try:
                 await bind_pod(self.client, task, node)
             except BindError as exc:
-                self.store.bind_settled(task.key, ok=False)
+                self.store.bind_settled(task.key, ok=_outcome(exc))
                 report.bind_errors[task.key] = str(exc)
                 self.on_bind(False, None)
                 log.error("bind_failed", task=task.key, node=node, status=exc.status, reason=str(exc))
@@ -144,7 +149,7 @@ class Binder:
             try:
                 accepted = await evict_pod(self.client, task)
             except EvictError as exc:
-                self.store.eviction_settled(task.key, ok=False)
+                self.store.eviction_settled(task.key, ok=_outcome(exc))
                 report.evictions[task.key] = ERROR
                 self.on_eviction(ERROR)
                 log.error("eviction_failed", task=task.key, status=exc.status, reason=str(exc))

@@ -25,7 +25,7 @@ import structlog
 
 from scheduler.errors import ApiError, ConfigError
 
-__all__ = ["ApiClient", "Credentials", "api_failure", "load_credentials", "status_message"]
+__all__ = ["ApiClient", "Credentials", "api_failure", "load_credentials", "never_sent", "status_message"]
 
 log = structlog.get_logger(__name__)
 
@@ -139,6 +139,19 @@ def status_message(body: object) -> str:
     if isinstance(body, Mapping):
         return str(body.get("message") or body.get("reason") or json.dumps(body)[:300])
     return str(body)[:300]
+
+
+def never_sent(error: BaseException) -> bool:
+    """Return whether a failed call provably never reached the API server (no connection was made).
+
+    Such a bind or eviction certainly did not happen; any other call without an answer may have.
+    """
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientConnectorError):
+            return True
+        cause = cause.__cause__
+    return False
 
 
 def api_failure(kind: type[E], what: str, *, status: int | None = None, body: object = None) -> E:

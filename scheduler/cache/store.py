@@ -312,30 +312,34 @@ class Store:
         """Hold pod `key` on `node` from now on, until the watch shows it bound or the bind fails."""
         self.assumed[key] = Pending(node=node, started=self.clock())
 
-    def bind_settled(self, key: str, *, ok: bool) -> None:
-        """Record the end of the bind call: keep the assumption on success, roll it back on failure."""
+    def bind_settled(self, key: str, *, ok: bool | None) -> None:
+        """Record the end of the bind call: keep the assumption on success, roll it back on a refusal.
+
+        `ok` None means no answer came (the bind may have happened): the assumption stays until the
+        watch shows the pod bound or a LIST sent afterwards shows it unbound.
+        """
         pending = self.assumed.get(key)
         if pending is None:
             return
-        if ok:
-            pending.settled = self.clock()
-        else:
+        if ok is False:
             del self.assumed[key]
+        else:
+            pending.settled = self.clock()
         self.changed.set()
 
     def mark_releasing(self, key: str) -> None:
         """Treat pod `key` as Releasing from now on, until it vanishes or the eviction fails."""
         self.releasing[key] = Pending(started=self.clock())
 
-    def eviction_settled(self, key: str, *, ok: bool) -> None:
-        """Record the end of the eviction call; unmark the pod when it was refused."""
+    def eviction_settled(self, key: str, *, ok: bool | None) -> None:
+        """Record the end of the eviction call; unmark the pod when refused (`ok` None: as for binds)."""
         pending = self.releasing.get(key)
         if pending is None:
             return
-        if ok:
-            pending.settled = self.clock()
-        else:
+        if ok is False:
             del self.releasing[key]
+        else:
+            pending.settled = self.clock()
         self.changed.set()
 
     def record_phases(self, phases: Mapping[JobID, tuple[PodGroupPhase, bool]]) -> None:
