@@ -17,7 +17,7 @@ import hashlib
 import signal
 import time
 import warnings
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,9 @@ log = structlog.get_logger(__name__)
 #: Connections beyond `--bind-concurrency` for Lease, status and LIST traffic, so a burst of binds
 #: never delays a Lease renewal.
 _SPARE_CONNECTIONS = 8
+
+EXIT_FAILED = 1
+EXIT_INVALID = 2
 
 #: Seconds shutdown waits for each step (status flush, watches) before going on.
 _SHUTDOWN_STEP_TIMEOUT = 10.0
@@ -137,6 +140,7 @@ class Runner:
         self.watch_stop = asyncio.Event()
         self.leader_stop = asyncio.Event()
         self.failed: list[str] = []
+        self.exit_code = 0
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.cycles_run = 0
         self._queue_missing_logged = False
@@ -163,6 +167,10 @@ class Runner:
                 if not self.stop.is_set():
                     log.error("task_cancelled", task=name)
                 raise
+            except ConfigError as exc:
+                log.error("task_failed", task=name, reason=str(exc))
+                self._fail(name, code=EXIT_INVALID)
+                return
             except Exception as exc:
                 log.exception("task_failed", task=name, reason=f"{type(exc).__name__}: {exc}")
                 self._fail(name)
@@ -175,8 +183,9 @@ class Runner:
         self.tasks[name] = task
         return task
 
-    def _fail(self, name: str) -> None:
+    def _fail(self, name: str, *, code: int = EXIT_FAILED) -> None:
         self.failed.append(name)
+        self.exit_code = max(self.exit_code, code)
         self.stop.set()
 
     def on_signal(self, sig: signal.Signals) -> None:
@@ -188,7 +197,8 @@ class Runner:
     # Main -----------------------------------------------------------------------------------------
 
     async def run(self) -> int:
-        """Run until stopped or `cycles` are done; return the exit code (0 clean, 1 a task failed)."""
+        """Run until stopped or `cycles` are done; return the exit code: 0 clean, 1 a task failed, 2 a
+        task found the configuration unusable (the metrics address cannot be listened on)."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.on_signal, sig)
@@ -223,8 +233,8 @@ class Runner:
         await self.stop.wait()
         await self.shutdown()
         if self.failed:
-            log.error("scheduler_failed", tasks=self.failed)
-            return 1
+            log.error("scheduler_failed", tasks=self.failed, exit_code=self.exit_code)
+            return self.exit_code
         log.info("scheduler_stopped", cycles=self.cycles_run)
         return 0
 
@@ -241,9 +251,14 @@ class Runner:
         if self.leader is not None:
             await self.leader.release()
         self.watch_stop.set()
-        for name in ("status-writer", "metrics-server"):
-            self.tasks[name].cancel()
-        pending = [task for task in self.tasks.values() if not task.done()]
+        self.tasks["status-writer"].cancel()
+        await self._wait_tasks(name for name in self.tasks if name != "metrics-server")
+        # /metrics and /healthz go last: they answer for as long as the process does.
+        self.tasks["metrics-server"].cancel()
+        await self._wait_tasks(["metrics-server"])
+
+    async def _wait_tasks(self, names: Iterable[str]) -> None:
+        pending = [self.tasks[name] for name in names if not self.tasks[name].done()]
         if not pending:
             return
         _, stuck = await asyncio.wait(pending, timeout=_SHUTDOWN_STEP_TIMEOUT)
