@@ -1,0 +1,207 @@
+"""The store: watch events, reconciling LISTs (ghosts, newer state wins), overlays of our own decisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduler.api import JobID, PodGroupPhase, TaskStatus
+from scheduler.cache.store import KINDS, NODES, POD_GROUPS, PODS, Store
+
+
+def pod(name: str, *, rv: int, node: str = "", phase: str = "Pending", cpu: str = "1", **meta: Any) -> dict[str, Any]:
+    """A pod manifest at resourceVersion `rv`."""
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": str(rv), **meta},
+        "spec": {
+            "schedulerName": "py-volcano",
+            "nodeName": node,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}, "env": [{"name": "X"}]}],
+            "volumes": [{"name": "v"}],
+        },
+        "status": {"phase": phase},
+    }
+
+
+def node(name: str, *, rv: int, cpu: str = "4") -> dict[str, Any]:
+    """A node manifest at resourceVersion `rv`."""
+    return {
+        "metadata": {"name": name, "resourceVersion": str(rv)},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def pod_group(name: str, *, rv: int, phase: str = "Pending") -> dict[str, Any]:
+    """A PodGroup manifest at resourceVersion `rv`."""
+    return {
+        "metadata": {"name": name, "namespace": "ns", "resourceVersion": str(rv)},
+        "spec": {"minMember": 1, "queue": "default"},
+        "status": {"phase": phase},
+    }
+
+
+@pytest.fixture
+def clock() -> list[float]:
+    """An injected monotonic clock: tests move it by assigning `clock[0]`."""
+    return [100.0]
+
+
+@pytest.fixture
+def store(clock: list[float]) -> Store:
+    """A store whose every kind is synced (empty listings), with one 4-CPU node."""
+    created = Store(scheduler_name="py-volcano", clock=lambda: clock[0])
+    for kind in (PODS, NODES, POD_GROUPS):
+        created.reconcile(kind, [], version=1, started=clock[0])
+    created.apply_event(NODES, "ADDED", node("n1", rv=2))
+    return created
+
+
+def idle_cpu(store: Store) -> float:
+    """Milli-CPU left on n1 in a fresh snapshot."""
+    return store.snapshot().nodes["n1"].idle.milli_cpu
+
+
+def test_a_ghost_the_watch_never_deleted_is_dropped_by_the_next_list(store: Store, clock: list[float]) -> None:
+    """A pod missing from a LIST newer than it is gone (its DELETE was lost across a 410 Gone)."""
+    store.apply_event(PODS, "ADDED", pod("ghost", rv=10, node="n1", phase="Running", cpu="3"))
+    assert idle_cpu(store) == 1000
+
+    store.reconcile(PODS, [], version=20, started=clock[0])
+
+    assert store.pod("ns/ghost") is None
+    assert idle_cpu(store) == 4000
+
+
+def test_a_pod_created_after_the_list_survives_it(store: Store, clock: list[float]) -> None:
+    """A pod the watch shows newer than the LIST is kept: the LIST could not know it."""
+    store.apply_event(PODS, "ADDED", pod("new", rv=30))
+    store.reconcile(PODS, [], version=20, started=clock[0])
+    assert store.pod("ns/new") is not None
+
+
+def test_a_list_older_than_the_watch_does_not_roll_a_pod_back(store: Store, clock: list[float]) -> None:
+    """The LIST's version of a pod loses to a newer one from the watch."""
+    store.apply_event(PODS, "MODIFIED", pod("p", rv=25, node="n1", phase="Running"))
+    store.reconcile(PODS, [pod("p", rv=15)], version=20, started=clock[0])
+    parsed = store.pod("ns/p")
+    assert parsed is not None and parsed.task.node_name == "n1"
+
+
+def test_a_list_older_than_a_deletion_does_not_resurrect_the_pod(store: Store, clock: list[float]) -> None:
+    """A pod deleted (rv 25) after a LIST was taken (rv 20) stays deleted when that LIST arrives."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=15))
+    store.apply_event(PODS, "DELETED", pod("p", rv=25))
+    store.reconcile(PODS, [pod("p", rv=15)], version=20, started=clock[0])
+    assert store.pod("ns/p") is None
+
+
+def test_a_stale_delete_does_not_remove_a_recreated_pod(store: Store) -> None:
+    """The DELETE of an older pod of the same name (other uid, older version) leaves the new one."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=30))
+    old = pod("p", rv=25)
+    old["metadata"]["uid"] = "uid-old"
+    store.apply_event(PODS, "DELETED", old)
+    assert store.pod("ns/p") is not None
+
+
+def test_a_malformed_pod_is_kept_out_of_the_snapshot_and_named_in_its_warnings(store: Store) -> None:
+    """A pod with an unreadable quantity replaces its previous version by nothing, with the reason."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=10, node="n1", phase="Running"))
+    store.apply_event(PODS, "MODIFIED", pod("p", rv=11, node="n1", phase="Running", cpu="lots"))
+    snapshot = store.snapshot()
+    assert idle_cpu(store) == 4000
+    assert not snapshot.jobs
+    assert any("ns/p" in w and "spec.containers[0].resources.requests.cpu" in w for w in snapshot.warnings)
+
+
+def test_only_what_scheduling_needs_is_kept_of_a_pod(store: Store) -> None:
+    """Volumes and container env are dropped from the kept manifest."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=10))
+    raw = store.records[PODS.name]["ns/p"].raw
+    assert raw is not None
+    assert "volumes" not in raw["spec"]
+    assert raw["spec"]["containers"] == [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
+
+
+def test_an_assumed_bind_holds_the_node_until_the_watch_confirms_it(store: Store) -> None:
+    """From the moment a bind is sent its pod uses the node, in every snapshot, until seen bound."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=10, cpu="3"))
+    store.assume("ns/p", "n1")
+    assert idle_cpu(store) == 1000
+    task = next(iter(store.snapshot().jobs[JobID("ns/podgroup-uid-p")].tasks.values()))
+    assert (task.status, task.node_name) == (TaskStatus.BINDING, "n1")
+
+    store.bind_settled("ns/p", ok=True)
+    store.apply_event(PODS, "MODIFIED", pod("p", rv=11, cpu="3"))  # an unrelated update, not yet bound
+    assert not store.bind_observed("ns/p")
+    assert idle_cpu(store) == 1000
+
+    store.apply_event(PODS, "MODIFIED", pod("p", rv=12, node="n1", cpu="3"))
+    assert store.bind_observed("ns/p")
+    assert idle_cpu(store) == 1000
+
+
+def test_a_refused_bind_is_rolled_back_at_once(store: Store) -> None:
+    """An answered failure frees the node in the next snapshot."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=10, cpu="3"))
+    store.assume("ns/p", "n1")
+    store.bind_settled("ns/p", ok=False)
+    assert store.bind_observed("ns/p")
+    assert idle_cpu(store) == 4000
+
+
+def test_a_bind_without_answer_is_kept_until_a_later_list_shows_the_pod_unbound(
+    store: Store, clock: list[float]
+) -> None:
+    """No answer means the bind may have happened: the pod holds the node until a LIST sent after the
+    call ended shows it unbound; a LIST sent before that proves nothing."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=10, cpu="3"))
+    store.assume("ns/p", "n1")
+    clock[0] = 110.0
+    store.bind_settled("ns/p", ok=None)
+
+    store.reconcile(PODS, [pod("p", rv=10, cpu="3")], version=20, started=105.0)
+    assert idle_cpu(store) == 1000
+
+    store.reconcile(PODS, [pod("p", rv=10, cpu="3")], version=21, started=111.0)
+    assert idle_cpu(store) == 4000
+
+
+def test_an_evicted_pod_is_releasing_until_it_vanishes(store: Store) -> None:
+    """An accepted eviction marks the pod Releasing until the watch deletes it; a refused one unmarks it."""
+    store.apply_event(PODS, "ADDED", pod("a", rv=10, node="n1", phase="Running"))
+    store.apply_event(PODS, "ADDED", pod("b", rv=11, node="n1", phase="Running"))
+    store.mark_releasing("ns/a")
+    store.mark_releasing("ns/b")
+    store.eviction_settled("ns/a", ok=True)
+    store.eviction_settled("ns/b", ok=False)
+
+    statuses = {t.name: t.status for job in store.snapshot().jobs.values() for t in job.tasks.values()}
+    assert statuses == {"a": TaskStatus.RELEASING, "b": TaskStatus.RUNNING}
+    assert not store.eviction_observed("ns/a")
+
+    store.apply_event(PODS, "DELETED", pod("a", rv=12, node="n1", phase="Running"))
+    assert store.eviction_observed("ns/a")
+    assert "ns/a" not in store.releasing
+
+
+def test_a_decided_pod_group_phase_holds_until_the_watch_shows_it(store: Store) -> None:
+    """The next snapshot sees the phase the cycle decided, before and until the written status echoes."""
+    store.apply_event(POD_GROUPS, "ADDED", pod_group("g", rv=10))
+    store.record_phases({JobID("ns/g"): (PodGroupPhase.INQUEUE, False)})
+    assert store.snapshot().jobs[JobID("ns/g")].phase is PodGroupPhase.INQUEUE
+
+    store.apply_event(POD_GROUPS, "MODIFIED", pod_group("g", rv=11, phase="Inqueue"))
+    assert JobID("ns/g") not in store.phases
+
+
+def test_the_store_is_synced_once_every_kind_was_listed(clock: list[float]) -> None:
+    """Watch events alone never make the store synced: the first LIST of every kind does."""
+    fresh = Store(scheduler_name="py-volcano", clock=lambda: clock[0])
+    fresh.apply_event(NODES, None, node("n1", rv=2))
+    assert not fresh.is_synced
+    for kind in KINDS:
+        fresh.reconcile(kind, [], version=1, started=clock[0])
+    assert fresh.is_synced
+    assert fresh.specs(NODES), "the node seen by the watch before the LIST and newer than it is kept"

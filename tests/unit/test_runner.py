@@ -1,0 +1,86 @@
+"""The runner's configuration file: loaded once, re-read on change, a broken new file keeps the old one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from scheduler.errors import ConfigError
+from scheduler.registry import default_registry
+from scheduler.runner import ConfFile
+
+ALLOCATE = "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: gang\n"
+ENQUEUE = "actions: enqueue\ntiers:\n- plugins:\n  - name: gang\n"
+BROKEN = "actions: enqueue, no-such-action\ntiers: []\n"
+
+
+def publish(directory: Path, text: str, version: str) -> Path:
+    """Write `text` the way a ConfigMap volume does: a new directory, then an atomic ..data swap."""
+    target = directory / f"..{version}"
+    target.mkdir()
+    (target / "volcano-scheduler.conf").write_text(text)
+    staging = directory / "..data_tmp"
+    staging.symlink_to(target.name)
+    os.replace(staging, directory / "..data")
+    path = directory / "volcano-scheduler.conf"
+    if not path.is_symlink():
+        path.symlink_to("..data/volcano-scheduler.conf")
+    return path
+
+
+def test_without_a_file_the_packaged_default_runs() -> None:
+    """No --scheduler-conf: the packaged default configuration, never reloaded."""
+    conf = ConfFile(None, default_registry())
+    assert list(conf.current().actions) == ["enqueue", "allocate", "backfill"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(None, "cannot read", id="missing"),
+        pytest.param(BROKEN, "no-such-action", id="unknown-action"),
+    ],
+)
+def test_an_unusable_first_file_is_a_config_error(tmp_path: Path, text: str | None, message: str) -> None:
+    """The process must not start on a file it cannot use."""
+    path = tmp_path / "volcano-scheduler.conf"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        ConfFile(path, default_registry())
+
+
+def test_a_swapped_file_is_reloaded_and_a_broken_one_keeps_the_last_good(tmp_path: Path) -> None:
+    """A ConfigMap-style swap takes effect at the next `current()`; a broken one is ignored; a later good
+    one takes effect again."""
+    path = publish(tmp_path, ALLOCATE, "v1")
+    conf = ConfFile(path, default_registry())
+    assert list(conf.current().actions) == ["enqueue", "allocate"]
+
+    publish(tmp_path, BROKEN, "v2")
+    assert list(conf.current().actions) == ["enqueue", "allocate"]
+
+    publish(tmp_path, ENQUEUE, "v3")
+    assert list(conf.current().actions) == ["enqueue"]
+
+
+def test_a_rewrite_with_the_same_content_keeps_the_loaded_configuration(tmp_path: Path) -> None:
+    """Touching the file without changing it does not re-parse it (the same object is returned)."""
+    path = tmp_path / "volcano-scheduler.conf"
+    path.write_text(ALLOCATE)
+    conf = ConfFile(path, default_registry())
+    first = conf.current()
+    path.write_text(ALLOCATE)
+    os.utime(path, ns=(1, 1))
+    assert conf.current() is first
+
+
+def test_a_vanished_file_keeps_the_last_good_configuration(tmp_path: Path) -> None:
+    """A file that disappears (a volume being remounted) keeps the configuration running."""
+    path = tmp_path / "volcano-scheduler.conf"
+    path.write_text(ENQUEUE)
+    conf = ConfFile(path, default_registry())
+    path.unlink()
+    assert list(conf.current().actions) == ["enqueue"]
