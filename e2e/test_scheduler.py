@@ -1,0 +1,435 @@
+"""`py-volcano run` as a real process against the real API server: binding, others' pods, capacity,
+PodDisruptionBudgets, leader failover, an API server restart, configuration reloads, the default Queue,
+exit codes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e.harness import Nodes, Rest, Scheduler, pod, pod_group, py_volcano, queue, token, wait_for
+
+pytest_plugins = ["e2e.fixtures"]
+
+ALLOCATE_ONLY = """actions: enqueue, allocate
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: predicates
+"""
+
+
+def _create_all(rest: Rest, objects: list[dict[str, Any]]) -> None:
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(rest.create, objects))
+
+
+def _running(rest: Rest, namespace: str, *names: str) -> bool:
+    pods = rest.pods(namespace)
+    return all(((pods.get(n) or {}).get("status") or {}).get("phase") == "Running" for n in names)
+
+
+def _nodes_of(rest: Rest, namespace: str) -> dict[str, str]:
+    return {name: str(p["spec"].get("nodeName") or "") for name, p in rest.pods(namespace).items()}
+
+
+def _run_cycles(control_plane: Any, scheduler: str, cycles: int, *args: str) -> Scheduler:
+    process = Scheduler(
+        control_plane.kubeconfig,
+        f"--scheduler-name={scheduler}",
+        f"--cycles={cycles}",
+        "--no-leader-elect",
+        *args,
+    )
+    code = process.wait()
+    assert code == 0, process.tail()
+    return process
+
+
+def test_a_gang_binds_all_or_nothing(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str
+) -> None:
+    """A 3-pod gang of which only two pods fit binds none of them; a 2-pod gang that fits binds both."""
+    for _ in range(2):
+        nodes.add(cpu="2")
+    objects = [pod_group("big", namespace, min_member=3), pod_group("small", namespace, min_member=2)]
+    objects += [pod(f"big-{i}", namespace, scheduler=scheduler_name, cpu="2", group="big") for i in range(3)]
+    objects += [pod(f"small-{i}", namespace, scheduler=scheduler_name, cpu="1", group="small") for i in range(2)]
+    _create_all(rest, objects)
+
+    _run_cycles(control_plane, scheduler_name, 3)
+
+    placed = _nodes_of(rest, namespace)
+    assert [placed[f"big-{i}"] for i in range(3)] == ["", "", ""]
+    assert all(placed[f"small-{i}"] in nodes.names for i in range(2)), placed
+
+
+def test_pods_of_other_schedulers_are_untouched_but_their_usage_counts(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str
+) -> None:
+    """Another scheduler's pending pod is never written to; another's running pod takes node capacity."""
+    name = nodes.add(cpu="4")
+    rest.create(pod("theirs-running", namespace, scheduler="default-scheduler", cpu="3", node_name=name))
+    pending = rest.create(pod("theirs-pending", namespace, scheduler="someone-else", cpu="1"))
+    wait_for("theirs-running Running", lambda: _running(rest, namespace, "theirs-running"))
+    _create_all(
+        rest,
+        [
+            pod("ours-big", namespace, scheduler=scheduler_name, cpu="2"),
+            pod("ours-small", namespace, scheduler=scheduler_name, cpu="1"),
+        ],
+    )
+
+    _run_cycles(control_plane, scheduler_name, 2)
+
+    placed = _nodes_of(rest, namespace)
+    assert placed == {"theirs-running": name, "theirs-pending": "", "ours-big": "", "ours-small": name}
+    after = rest.get("Pod", "theirs-pending", namespace) or {}
+    assert after["metadata"]["resourceVersion"] == pending["metadata"]["resourceVersion"], "their pod was written"
+
+
+def test_a_node_filled_by_a_running_pod_is_never_overcommitted(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str
+) -> None:
+    """Fast cycles (0.2 s) never place more on the free node than it holds, nor anything on the full one;
+    the process is ready, counts its binds in /metrics, and exits 0 on SIGTERM."""
+    full, free = nodes.add(cpu="2"), nodes.add(cpu="2")
+    rest.create(pod("filler", namespace, scheduler=scheduler_name, cpu="2", node_name=full))
+    wait_for("filler Running", lambda: _running(rest, namespace, "filler"))
+    _create_all(rest, [pod(f"p-{i}", namespace, scheduler=scheduler_name, cpu="1") for i in range(3)])
+
+    with Scheduler(
+        control_plane.kubeconfig,
+        f"--scheduler-name={scheduler_name}",
+        "--schedule-period=0.2",
+        "--no-leader-elect",
+    ) as process:
+        process.wait_event("cycle_done", binds=2)
+        cycles_before = len(process.events("cycle_done"))
+        wait_for("10 more cycles", lambda: len(process.events("cycle_done")) >= cycles_before + 10, timeout=30)
+        metrics = process.metrics()
+        assert re.search(r'^volcano_pod_binds_total\{result="success"\} 2\.0$', metrics, re.M), metrics
+        assert process.terminate() == 0, process.tail()
+
+    placed = _nodes_of(rest, namespace)
+    assert sorted(placed[f"p-{i}"] for i in range(3)) == ["", free, free]
+    assert sum(line["binds"] for line in process.events("cycle_done")) == 2
+    assert process.events("scheduler_stopped")
+
+
+@pytest.fixture
+def priority_classes(rest: Rest) -> Iterator[dict[str, str]]:
+    """Two PriorityClasses of this test's own: low (100) and high (1000)."""
+    names = {"low": token("low"), "high": token("high")}
+    for level, value in (("low", 100), ("high", 1000)):
+        manifest = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "value": value}
+        rest.create(manifest | {"metadata": {"name": names[level]}})
+    yield names
+    for name in names.values():
+        rest.delete("PriorityClass", name)
+
+
+PREEMPT_CONF = """actions: enqueue, allocate, preempt, backfill
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+
+
+def test_a_pod_disruption_budget_blocks_an_eviction_without_breaking_the_loop(
+    control_plane: Any,
+    rest: Rest,
+    namespace: str,
+    nodes: Nodes,
+    scheduler_name: str,
+    priority_classes: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    """preempt evicts a low-priority pod protected by a PDB: the API server answers 429, the eviction
+    counts as blocked, the pod stays, and every later cycle still runs."""
+    name = nodes.add(cpu="2")
+    for group, level in (("low-job", "low"), ("high-job", "high")):
+        rest.create(pod_group(group, namespace, min_member=1, priorityClassName=priority_classes[level]))
+    low = [
+        pod(
+            f"low-{i}",
+            namespace,
+            scheduler=scheduler_name,
+            cpu="1",
+            group="low-job",
+            node_name=name,
+            priority_class=priority_classes["low"],
+            labels={"app": "low"},
+        )
+        for i in range(2)
+    ]
+    _create_all(rest, low)
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "keep-low", "namespace": namespace},
+        "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "low"}}},
+    }
+    rest.create(pdb)
+    wait_for("low pods Running", lambda: _running(rest, namespace, "low-0", "low-1"))
+
+    def budget_computed() -> bool:
+        status = (rest.get("PodDisruptionBudget", "keep-low", namespace) or {}).get("status") or {}
+        return status.get("currentHealthy") == 2 and status.get("disruptionsAllowed") == 0
+
+    wait_for("the PDB's status", budget_computed)
+    high = pod("high-0", namespace, scheduler=scheduler_name, cpu="1", group="high-job")
+    rest.create(high | {"spec": high["spec"] | {"priorityClassName": priority_classes["high"]}})
+    conf = tmp_path / "preempt.conf"
+    conf.write_text(PREEMPT_CONF)
+
+    process = _run_cycles(control_plane, scheduler_name, 4, f"--scheduler-conf={conf}", "--schedule-period=0.2")
+
+    blocked = process.events("eviction_blocked")
+    assert blocked, process.tail()
+    assert {line["task"] for line in blocked} <= {f"{namespace}/low-0", f"{namespace}/low-1"}
+    assert not process.events("eviction_failed")
+    assert len(process.events("cycle_done")) == 4
+    pods = rest.pods(namespace)
+    assert all(not pods[f"low-{i}"]["metadata"].get("deletionTimestamp") for i in range(2))
+    assert not pods["high-0"]["spec"].get("nodeName")
+
+
+def _lease_holder(rest: Rest, namespace: str, name: str) -> str | None:
+    lease = rest.get("Lease", name, namespace)
+    return None if lease is None else str(lease["spec"].get("holderIdentity") or "")
+
+
+def _timestamp(line: dict[str, Any]) -> float:
+    return datetime.fromisoformat(str(line["timestamp"]).replace("Z", "+00:00")).timestamp()
+
+
+def test_a_killed_leader_is_replaced_and_no_pod_is_bound_twice(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str
+) -> None:
+    """SIGKILL the leader while it binds a batch: the standby takes over within the lease duration,
+    binds the rest, and no pod is bound by both (nor refused as already bound)."""
+    for _ in range(2):
+        nodes.add(cpu="100", memory="64Gi", pods="500")
+    lease = token("lease")
+    common = (
+        f"--scheduler-name={scheduler_name}",
+        f"--leader-elect-namespace={namespace}",
+        f"--leader-elect-lease-name={lease}",
+        "--schedule-period=0.5",
+        "--log-level=debug",
+    )
+    with Scheduler(control_plane.kubeconfig, *common, "--bind-concurrency=2", name="leader") as first:
+        first.wait_event("leader_elected")
+        with Scheduler(control_plane.kubeconfig, *common, name="standby") as second:
+            second.wait_event("cache_synced")
+            second.wait_event("leader_observed")
+            _create_all(rest, [pod(f"p-{i}", namespace, scheduler=scheduler_name, cpu="100m") for i in range(300)])
+            first.wait_event("task_bound", timeout=60)
+            first.kill()
+            killed_at = time.time()
+            elected = second.wait_event("leader_elected", timeout=40)
+            takeover = _timestamp(elected) - killed_at
+            wait_for("all pods bound", lambda: all(_nodes_of(rest, namespace).values()), timeout=90)
+            by_first, by_second = set(first.bound()), set(second.bound())
+            assert second.terminate() == 0, second.tail()
+    print(f"takeover {takeover:.1f}s after SIGKILL; leader bound {len(by_first)}, standby {len(by_second)}")
+    assert 0 < takeover <= 16.0, f"standby took over {takeover:.1f}s after the leader died"
+    assert by_second, "the standby bound nothing: the leader finished before it was killed"
+    assert not by_first & by_second
+    assert not [line for line in second.events("bind_failed")], second.events("bind_failed")
+    assert _lease_holder(rest, namespace, lease) == "", "the Lease was not released on SIGTERM"
+
+
+def test_a_leader_whose_lease_is_taken_stops_scheduling_until_the_lease_expires(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str
+) -> None:
+    """Another holder writes the Lease: at its next renewal the leader steps down and runs no cycle,
+    binds nothing; when the intruder's Lease expires (15 s, never renewed) it leads and binds again."""
+    nodes.add(cpu="8")
+    lease = token("lease")
+    with Scheduler(
+        control_plane.kubeconfig,
+        f"--scheduler-name={scheduler_name}",
+        f"--leader-elect-namespace={namespace}",
+        f"--leader-elect-lease-name={lease}",
+        "--schedule-period=0.2",
+    ) as process:
+        process.wait_event("leader_elected")
+        taken = rest.get("Lease", lease, namespace) or {}
+        taken_at = time.time()
+        renew = datetime.fromtimestamp(taken_at, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        taken["spec"] |= {"holderIdentity": "intruder", "renewTime": renew, "leaseDurationSeconds": 15}
+        rest.ok("PUT", Rest.path("Lease", namespace, lease), taken)
+        lost = process.wait_event("leadership_lost", timeout=10)
+        rest.create(pod("late", namespace, scheduler=scheduler_name))
+        wait_for("leading again", lambda: len(process.events("leader_elected")) == 2, timeout=30)
+        regained = process.events("leader_elected")[1]
+        between = (_timestamp(lost), _timestamp(regained))
+        idle_cycles = sum(1 for line in process.events("cycle_done") if between[0] < _timestamp(line) < between[1])
+        wait_for("late bound", lambda: rest.node_of(namespace, "late"), timeout=10)
+        assert process.terminate() == 0, process.tail()
+    print(
+        f"stepped down {_timestamp(lost) - taken_at:.1f}s after the Lease was taken, led again after "
+        f"{_timestamp(regained) - taken_at:.1f}s"
+    )
+    assert _timestamp(lost) - taken_at <= 2.5, "the leader kept leading after losing its Lease"
+    assert idle_cycles <= 1, f"{idle_cycles} cycles ended without the Lease (one may have begun before)"
+    assert 13.0 <= _timestamp(regained) - taken_at <= 17.0
+
+
+def test_an_api_server_restart_under_load_loses_no_pod_and_binds_nothing_twice(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str
+) -> None:
+    """Pods created before, during and after a kube-apiserver restart are all bound, each once."""
+    if getattr(control_plane, "external", False):
+        pytest.skip("restarting the API server needs the local control plane (E2E_KUBECONFIG is set)")
+    for _ in range(2):
+        nodes.add(cpu="100", memory="64Gi", pods="500")
+    with Scheduler(
+        control_plane.kubeconfig,
+        f"--scheduler-name={scheduler_name}",
+        "--no-leader-elect",
+        "--schedule-period=0.3",
+        "--bind-concurrency=4",
+        "--log-level=debug",
+    ) as process:
+        process.wait_event("cache_synced")
+        _create_all(rest, [pod(f"a-{i}", namespace, scheduler=scheduler_name, cpu="100m") for i in range(150)])
+        process.wait_event("task_bound")
+        downtime = control_plane.restart_apiserver(downtime=2.0)
+        _create_all(rest, [pod(f"b-{i}", namespace, scheduler=scheduler_name, cpu="100m") for i in range(150)])
+        wait_for("all 300 pods bound", lambda: all(_nodes_of(rest, namespace).values()), timeout=120)
+        assert len(rest.pods(namespace)) == 300
+        assert process.proc.poll() is None, process.tail()
+        bound = process.bound()
+        assert process.terminate() == 0, process.tail()
+    print(f"API server down {downtime:.1f}s; {len(bound)} binds logged")
+    assert len(bound) == len(set(bound)), "a pod was bound twice"
+    assert not [line for line in process.events("bind_failed") if line.get("status") == 409]
+
+
+def _swap_conf(directory: Path, text: str) -> None:
+    """Replace the configuration the way a ConfigMap volume does: a new dir, then swap the ..data link."""
+    version = directory / f"..{token('v')}"
+    version.mkdir()
+    (version / "volcano-scheduler.conf").write_text(text)
+    staging = directory / "..data_tmp"
+    staging.symlink_to(version.name)
+    os.replace(staging, directory / "..data")
+
+
+def test_a_broken_configuration_file_keeps_the_previous_configuration(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str, tmp_path: Path
+) -> None:
+    """A ConfigMap-style swap to a broken file is logged and scheduling goes on with the previous one;
+    a later valid file (no allocate action) takes effect."""
+    name = nodes.add(cpu="8")
+    _swap_conf(tmp_path, ALLOCATE_ONLY)
+    (tmp_path / "volcano-scheduler.conf").symlink_to("..data/volcano-scheduler.conf")
+    with Scheduler(
+        control_plane.kubeconfig,
+        f"--scheduler-name={scheduler_name}",
+        f"--scheduler-conf={tmp_path / 'volcano-scheduler.conf'}",
+        "--schedule-period=0.2",
+        "--no-leader-elect",
+    ) as process:
+        rest.create(pod("p-1", namespace, scheduler=scheduler_name))
+        wait_for("p-1 bound", lambda: rest.node_of(namespace, "p-1"))
+
+        _swap_conf(tmp_path, "actions: enqueue, allocate, no-such-action\ntiers: []\n")
+        invalid = process.wait_event("scheduler_conf_invalid")
+        assert "no-such-action" in invalid["reason"]
+        rest.create(pod("p-2", namespace, scheduler=scheduler_name))
+        wait_for("p-2 bound under the previous configuration", lambda: rest.node_of(namespace, "p-2"))
+
+        _swap_conf(tmp_path, "actions: enqueue\ntiers:\n- plugins:\n  - name: gang\n")
+        process.wait_event("scheduler_conf_reloaded", actions=["enqueue"])
+        rest.create(pod("p-3", namespace, scheduler=scheduler_name))
+        cycles = len(process.events("cycle_done"))
+        wait_for("10 cycles", lambda: len(process.events("cycle_done")) >= cycles + 10, timeout=30)
+        assert rest.node_of(namespace, "p-3") == ""
+        assert process.terminate() == 0, process.tail()
+    assert rest.node_of(namespace, "p-1") == rest.node_of(namespace, "p-2") == name
+
+
+def test_the_default_queue_is_created_when_missing(control_plane: Any, rest: Rest, scheduler_name: str) -> None:
+    """Without a `default` Queue the scheduler creates one: weight 1, reclaimable."""
+    rest.delete("Queue", "default")
+    wait_for("no default queue", lambda: rest.get("Queue", "default") is None)
+
+    _run_cycles(control_plane, scheduler_name, 1)
+
+    created = rest.get("Queue", "default")
+    assert created is not None
+    assert created["spec"]["weight"] == 1
+    assert created["spec"]["reclaimable"] is True
+
+
+def test_other_queues_are_left_alone(control_plane: Any, rest: Rest, scheduler_name: str) -> None:
+    """An existing Queue keeps its spec: the scheduler only creates `default`."""
+    name = token("q")
+    rest.create(queue(name, weight=3))
+    try:
+        _run_cycles(control_plane, scheduler_name, 1)
+        assert (rest.get("Queue", name) or {})["spec"]["weight"] == 3
+    finally:
+        rest.delete("Queue", name)
+
+
+def test_a_metrics_address_in_use_exits_2(control_plane: Any, rest: Rest, scheduler_name: str) -> None:
+    """A --listen-address that cannot be listened on is a configuration error: exit 2, named in the log."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        process = Scheduler(
+            control_plane.kubeconfig,
+            f"--scheduler-name={scheduler_name}",
+            "--no-leader-elect",
+            port=busy.getsockname()[1],
+        )
+        code = process.wait()
+    assert code == 2, process.tail()
+    assert any("cannot listen" in line.get("reason", "") for line in process.events("task_failed"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--scheduler-conf=/nonexistent/volcano.conf"], "cannot read", id="missing-conf"),
+        pytest.param(["--scheduler-conf={broken}"], "no-such-action", id="broken-conf"),
+        pytest.param(["--kubeconfig=/nonexistent/kubeconfig"], "kubeconfig", id="missing-kubeconfig"),
+        pytest.param(["--schedule-period=0"], "must be > 0", id="bad-period"),
+        pytest.param(["--listen-address=8080"], "HOST:PORT", id="bad-address"),
+    ],
+)
+def test_bad_usage_exits_2(args: list[str], message: str, tmp_path: Path) -> None:
+    """Unusable flags, configuration or kubeconfig stop `py-volcano run` at once with exit code 2."""
+    import subprocess
+
+    broken = tmp_path / "broken.conf"
+    broken.write_text("actions: enqueue, no-such-action\n")
+    command = [py_volcano(), "run", *(arg.format(broken=broken) for arg in args)]
+    if not any(arg.startswith("--kubeconfig") for arg in args):
+        command.append(f"--kubeconfig={tmp_path / 'unused-kubeconfig'}")
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
