@@ -78,6 +78,11 @@ class Credentials:
 
 
 def _authorization(configuration: Any) -> str | None:
+    # The loaders store a bearer token under "BearerToken" (kubernetes >= 29) or "authorization" (older).
+    for setting in configuration.auth_settings().values():
+        if setting.get("in") == "header" and str(setting.get("key", "")).lower() == "authorization":
+            if setting.get("value"):
+                return str(setting["value"])
     header = configuration.get_api_key_with_prefix("authorization")
     if header:
         return str(header)
