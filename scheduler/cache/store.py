@@ -96,11 +96,7 @@ def resource_version(obj: Mapping[str, Any]) -> int:
 def object_key(obj: Mapping[str, Any], kind: Kind) -> str:
     """Return `ns/name` for namespaced kinds, `name` otherwise."""
     meta = obj.get("metadata") or {}
-    return (
-        f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-        if kind.namespaced
-        else str(meta.get("name"))
-    )
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}" if kind.namespaced else str(meta.get("name"))
 
 
 def _trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -111,8 +107,7 @@ def _trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("containers", "initContainers"):
         if isinstance(spec.get(key), list):
             spec[key] = [
-                {k: c[k] for k in _CONTAINER_KEYS if k in c} if isinstance(c, Mapping) else c
-                for c in spec[key]
+                {k: c[k] for k in _CONTAINER_KEYS if k in c} if isinstance(c, Mapping) else c for c in spec[key]
             ]
     phase = (obj.get("status") or {}).get("phase")
     return {
@@ -151,6 +146,7 @@ class Store:
         self.records: dict[str, dict[str, Record]] = {kind.name: {} for kind in KINDS}
         self.tombstones: dict[str, dict[str, int]] = {kind.name: {} for kind in KINDS}
         self.synced: set[str] = set()
+        self.watches_listed = asyncio.Event()
         self.assumed: dict[str, Pending] = {}
         self.releasing: dict[str, Pending] = {}
         self.phases: dict[JobID, PodGroupPhase] = {}
@@ -161,7 +157,7 @@ class Store:
 
     @property
     def is_synced(self) -> bool:
-        """Return whether every kind's first listing is in."""
+        """Return whether every kind was LISTed once after the watches had listed it (see watchers)."""
         return len(self.synced) == len(KINDS)
 
     def apply_event(self, kind: Kind, event_type: str | None, obj: Mapping[str, Any]) -> None:
@@ -179,9 +175,7 @@ class Store:
             self._put(kind, key, obj, version, uid)
         self.changed.set()
 
-    def reconcile(
-        self, kind: Kind, items: Iterable[Mapping[str, Any]], *, version: int, started: float
-    ) -> None:
+    def reconcile(self, kind: Kind, items: Iterable[Mapping[str, Any]], *, version: int, started: float) -> None:
         """Make the records of `kind` match a full LIST taken at resourceVersion `version`.
 
         A record the LIST lacks is dropped unless it is newer than the LIST (a missed DELETE leaves a
@@ -201,9 +195,7 @@ class Store:
             if tombstones.get(key, -1) > obj_version:
                 continue
             self._put(kind, key, obj, obj_version, str((obj.get("metadata") or {}).get("uid") or ""))
-        for key in [
-            key for key, record in records.items() if key not in listed and record.version <= version
-        ]:
+        for key in [key for key, record in records.items() if key not in listed and record.version <= version]:
             log.info("ghost_dropped", kind=kind.name, object=key)
             self._drop(kind, key)
         self.tombstones[kind.name] = {key: v for key, v in tombstones.items() if v > version}
@@ -238,9 +230,7 @@ class Store:
         ):
             del self.phases[record.spec.key]
 
-    def _parse(
-        self, kind: Kind, key: str, record: Record, obj: Mapping[str, Any], previous_error: str
-    ) -> None:
+    def _parse(self, kind: Kind, key: str, record: Record, obj: Mapping[str, Any], previous_error: str) -> None:
         try:
             record.spec = self._parser(kind)(obj)
             record.error = ""
@@ -290,19 +280,13 @@ class Store:
 
     def _settle_overlays(self, *, listed_unbound: set[str], started: float) -> None:
         """Forget binds and evictions a LIST sent after they ended proves did not happen."""
-        for key in [
-            k for k, p in self.assumed.items() if k in listed_unbound and _settled_before(p, started)
-        ]:
+        for key in [k for k, p in self.assumed.items() if k in listed_unbound and _settled_before(p, started)]:
             log.warning("assumption_expired", task=key, node=self.assumed[key].node)
             del self.assumed[key]
         pods = self.records[PODS.name]
         for key in [k for k, p in self.releasing.items() if _settled_before(p, started)]:
             record = pods.get(key)
-            if (
-                record is not None
-                and record.spec is not None
-                and record.spec.task.status != TaskStatus.RELEASING
-            ):
+            if record is not None and record.spec is not None and record.spec.task.status != TaskStatus.RELEASING:
                 log.warning("eviction_not_observed", task=key)
                 del self.releasing[key]
 
@@ -406,23 +390,28 @@ class Store:
         ]
 
     def snapshot(self) -> ClusterInfo:
-        """Assemble a fresh snapshot the cycle owns; unusable objects are listed in its warnings."""
-        nodes: list[NodeSpec] = self.specs(NODES)
-        queues: list[QueueInfo] = self.specs(QUEUES)
-        pdbs: list[PdbSpec] = self.specs(PDBS)
+        """Assemble a fresh snapshot the cycle owns; unusable objects are listed in its warnings.
+
+        Objects go in creation order (then name), nodes in name order: the order watch events happened
+        to arrive in never shows through a cycle (where Volcano iterates Go maps, the simulator lists
+        objects in creation order, and so does this).
+        """
+        nodes: list[NodeSpec] = sorted(self.specs(NODES), key=lambda node: node.name)
+        queues: list[QueueInfo] = sorted(self.specs(QUEUES), key=lambda queue: (queue.creation, queue.name))
+        pdbs: list[PdbSpec] = sorted(self.specs(PDBS), key=lambda pdb: pdb.key)
+        pods = sorted(self._pods(), key=lambda parsed: (parsed.task.creation, parsed.task.key))
+        groups = sorted(self._pod_groups(), key=lambda group: (group.creation, group.key))
         cluster = ClusterInfo.build(
             nodes=nodes,
-            pods=self._pods(),
+            pods=pods,
             queues=queues,
-            pod_groups=self._pod_groups(),
+            pod_groups=groups,
             priority_classes=self.priority_classes(),
             pdbs=pdbs,
             scheduler_name=self.scheduler_name,
             shadow_phases=self.shadow_phases,
         )
-        cluster.warnings[:0] = [
-            r.error for records in self.records.values() for r in records.values() if r.error
-        ]
+        cluster.warnings[:0] = [r.error for records in self.records.values() for r in records.values() if r.error]
         return cluster
 
     def counts(self) -> dict[str, int]:

@@ -2,9 +2,15 @@
 
 kopf streams every watched kind (all pods, not only ours: others' pods use node capacity) and each
 handler turns one event into a store update and returns. kopf re-lists after a broken watch or a
-410 Gone, but never reports what vanished meanwhile, so `resync` LISTs each kind when it starts and
-every `resync_period` after, and the store drops what the LIST no longer shows. The first full
-listing of every kind is what `Store.is_synced` waits for.
+410 Gone, but never reports what vanished meanwhile, so `resync` LISTs each kind and the store drops
+what the LIST no longer shows: first right after kopf's own initial listings, then every
+`resync_period`.
+
+Why "after": a LIST taken before kopf's would leave a ghost of anything deleted between the two
+(kopf's listing never saw it, so no DELETE ever comes). kopf guarantees that no event handler runs
+before every index is populated, i.e. before every indexed kind's initial listing is over; each kind
+has an index that stores nothing, so the first event handled means every kind was listed by kopf.
+`Store.is_synced`, which the first cycle waits for, follows the LIST taken after that.
 
 kopf runs embedded and leaves no trace on others' objects: no finalizers (event handlers only), no
 progress or diff-base annotations (in-memory no-op storages), no peering objects (standalone), no
@@ -86,9 +92,7 @@ def _connection_info(credentials: Credentials) -> kopf.ConnectionInfo:
     )
 
 
-def build_registry(
-    store: Store, credentials: Credentials, watching: WatchingSettings
-) -> kopf.OperatorRegistry:
+def build_registry(store: Store, credentials: Credentials, watching: WatchingSettings) -> kopf.OperatorRegistry:
     """Return a fresh kopf registry: one startup handler, one login handler, one event handler per kind."""
     registry = kopf.OperatorRegistry()
 
@@ -112,6 +116,13 @@ def build_registry(
         return _connection_info(credentials)
 
     for kind in KINDS:
+        kopf.index(
+            group=kind.group,
+            version=kind.version,
+            plural=kind.plural,
+            registry=registry,
+            id=f"listed-{kind.plural}",
+        )(_not_indexed)
         kopf.on.event(
             group=kind.group,
             version=kind.version,
@@ -122,8 +133,14 @@ def build_registry(
     return registry
 
 
+def _not_indexed(**_: Any) -> None:
+    """Index nothing: the index exists only so that kopf holds event handlers until it listed the kind."""
+    return None
+
+
 def _event_handler(store: Store, kind: Kind) -> Callable[..., Any]:
     async def on_event(event: kopf.RawEvent, **_: Any) -> None:
+        store.watches_listed.set()
         store.apply_event(kind, event.get("type"), event["object"])
 
     return on_event
@@ -187,7 +204,15 @@ async def list_objects(client: ApiClient, kind: Kind, *, page_size: int) -> tupl
 async def resync(
     client: ApiClient, store: Store, kind: Kind, *, settings: WatchingSettings, stop: asyncio.Event
 ) -> None:
-    """LIST `kind` now and every `resync_period`, reconciling the store, until `stop` is set."""
+    """LIST `kind` once kopf's watches have listed every kind, then every `resync_period`, reconciling the
+    store, until `stop` is set. After `resync_period` without a handled event (a cluster where every
+    watched kind is empty) the first LIST goes ahead anyway."""
+    waiters = {asyncio.ensure_future(store.watches_listed.wait()), asyncio.ensure_future(stop.wait())}
+    _, pending = await asyncio.wait(waiters, timeout=settings.resync_period, return_when=asyncio.FIRST_COMPLETED)
+    for waiter in pending:
+        waiter.cancel()
+    if not store.watches_listed.is_set() and not stop.is_set():
+        log.warning("watches_not_listed", kind=kind.name, seconds=settings.resync_period)
     while not stop.is_set():
         started = store.clock()
         began = time.perf_counter()

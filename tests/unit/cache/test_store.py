@@ -205,3 +205,13 @@ def test_the_store_is_synced_once_every_kind_was_listed(clock: list[float]) -> N
         fresh.reconcile(kind, [], version=1, started=clock[0])
     assert fresh.is_synced
     assert fresh.specs(NODES), "the node seen by the watch before the LIST and newer than it is kept"
+
+
+def test_a_snapshot_lists_pods_in_creation_order_whatever_the_event_order(store: Store) -> None:
+    """Events arriving newest first still give a snapshot whose node lists its pods oldest first."""
+    for index, name in reversed(list(enumerate(["a", "b", "c"]))):
+        created = f"2030-01-01T00:00:0{index}Z"
+        store.apply_event(
+            PODS, "ADDED", pod(name, rv=10 + index, node="n1", phase="Running", creationTimestamp=created)
+        )
+    assert [task.name for task in store.snapshot().nodes["n1"].tasks.values()] == ["a", "b", "c"]
