@@ -85,8 +85,7 @@ def _add_run(commands: Any) -> None:
         "--kubeconfig",
         metavar="PATH",
         default=None,
-        help="kubeconfig of the cluster to schedule "
-        "(default: in-cluster config, else $KUBECONFIG or ~/.kube/config)",
+        help="kubeconfig of the cluster to schedule (default: in-cluster config, else $KUBECONFIG or ~/.kube/config)",
     )
     run.add_argument(
         "--scheduler-conf",
@@ -145,12 +144,10 @@ def _add_run(commands: Any) -> None:
         metavar="N",
         type=_positive(int),
         default=None,
-        help="exit 0 after N cycles, each starting once the previous one's binds and evictions are "
-        "observed (tests and e2e; default: run until stopped)",
+        help="exit 0 after N cycles (at the end of the N-th period), each starting once the previous "
+        "one's binds and evictions are observed (tests and e2e; default: run until stopped)",
     )
-    run.add_argument(
-        "--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)"
-    )
+    run.add_argument("--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)")
     run.add_argument(
         "--log-format", choices=("json", "console"), default="json", help="line format (default: %(default)s)"
     )
@@ -159,7 +156,9 @@ def _add_run(commands: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="py-volcano", description="A Kubernetes batch scheduler with Volcano's semantics.")
+    parser = argparse.ArgumentParser(
+        prog="py-volcano", description="A Kubernetes batch scheduler with Volcano's semantics."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     simulate = commands.add_parser(
         "simulate",

@@ -155,9 +155,7 @@ class Runner:
 
     # Tasks ----------------------------------------------------------------------------------------
 
-    def spawn(
-        self, name: str, coro: Coroutine[Any, Any, None], *, finishes: bool = False
-    ) -> asyncio.Task[None]:
+    def spawn(self, name: str, coro: Coroutine[Any, Any, None], *, finishes: bool = False) -> asyncio.Task[None]:
         """Start a named background task whose failure or unexpected exit is logged and stops the process."""
 
         async def guard() -> None:
@@ -211,9 +209,7 @@ class Runner:
         if self.leader is not None:
             self.spawn("leader-election", self.leader.run(self.leader_stop))
         self.spawn("status-writer", self.status.run())
-        self.spawn(
-            "metrics-server", serve(self.metrics, self.settings.metrics.listen_address, ready=self.ready)
-        )
+        self.spawn("metrics-server", serve(self.metrics, self.settings.metrics.listen_address, ready=self.ready))
         self.spawn("scheduling-loop", self.loop(), finishes=True)
         for kind in KINDS:
             self.spawn(
@@ -286,7 +282,11 @@ class Runner:
         return self.stop.is_set()
 
     async def loop(self) -> None:
-        """Run cycles every `schedule_period` while leading, until stopped or `cycles` are done."""
+        """Run cycles every `schedule_period` while leading, until stopped or `cycles` are done.
+
+        A bounded run ends where its next cycle would begin: the last cycle's period is waited out
+        too, so /metrics shows the last cycle for one period before the process stops.
+        """
         if not await self.wait_synced():
             return
         period, limit = self.settings.cycle.schedule_period, self.settings.cycle.cycles
@@ -298,10 +298,7 @@ class Runner:
                 self.cycles_run += 1
                 if limit is not None:
                     await self.wait_observed(result, report)
-            delay = max(0.0, started + period - time.monotonic())
-            if limit is not None and self.cycles_run >= limit:
-                break
-            if await wait_or_stop(self.stop, delay):
+            if await wait_or_stop(self.stop, max(0.0, started + period - time.monotonic())):
                 break
         if limit is not None and self.cycles_run >= limit:
             log.info("cycles_done", cycles=self.cycles_run)
@@ -347,9 +344,7 @@ class Runner:
         while missing():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                log.warning(
-                    "decisions_not_observed", tasks=missing(), seconds=self.settings.cycle.observe_timeout
-                )
+                log.warning("decisions_not_observed", tasks=missing(), seconds=self.settings.cycle.observe_timeout)
                 return
             self.store.changed.clear()
             if not missing():
@@ -376,9 +371,7 @@ class Runner:
             log.info("default_queue_created", queue=DEFAULT_QUEUE)
         elif status != 409 and not self._queue_missing_logged:
             self._queue_missing_logged = True
-            log.error(
-                "default_queue_create_failed", queue=DEFAULT_QUEUE, status=status, reason=str(answer)[:300]
-            )
+            log.error("default_queue_create_failed", queue=DEFAULT_QUEUE, status=status, reason=str(answer)[:300])
 
 
 def _phases(result: CycleResult) -> dict[JobID, tuple[PodGroupPhase, bool]]:

@@ -80,9 +80,9 @@ class Credentials:
 def _authorization(configuration: Any) -> str | None:
     # The loaders store a bearer token under "BearerToken" (kubernetes >= 29) or "authorization" (older).
     for setting in configuration.auth_settings().values():
-        if setting.get("in") == "header" and str(setting.get("key", "")).lower() == "authorization":
-            if setting.get("value"):
-                return str(setting["value"])
+        is_header = setting.get("in") == "header" and str(setting.get("key", "")).lower() == "authorization"
+        if is_header and setting.get("value"):
+            return str(setting["value"])
     header = configuration.get_api_key_with_prefix("authorization")
     if header:
         return str(header)
@@ -187,9 +187,7 @@ class ApiClient:
         self._refreshed_at = time.monotonic()
 
     @classmethod
-    async def connect(
-        cls, *, kubeconfig: str | None, concurrency: int = 32, timeout: float = 30.0
-    ) -> ApiClient:
+    async def connect(cls, *, kubeconfig: str | None, concurrency: int = 32, timeout: float = 30.0) -> ApiClient:
         """Load credentials (ConfigError when there are none) and open the connection pool.
 
         `timeout` bounds one whole request, seconds.
