@@ -99,9 +99,7 @@ class Rest:
     def path(kind: str, namespace: str | None = None, name: str | None = None) -> str:
         """Return the collection path of `kind` (in `namespace`), or an object's path with `name`."""
         prefix, plural, namespaced = KINDS[kind]
-        path = (
-            f"{prefix}/namespaces/{namespace}/{plural}" if namespaced and namespace else f"{prefix}/{plural}"
-        )
+        path = f"{prefix}/namespaces/{namespace}/{plural}" if namespaced and namespace else f"{prefix}/{plural}"
         return f"{path}/{name}" if name else path
 
     def ok(self, method: str, path: str, body: object = None, **kwargs: Any) -> Any:
@@ -171,9 +169,7 @@ def _json(raw: Any) -> Any:
 # Builders ---------------------------------------------------------------------------------------------
 
 
-def node(
-    name: str, *, cpu: str = "4", memory: str = "8Gi", pods: str = "110", **labels: str
-) -> dict[str, Any]:
+def node(name: str, *, cpu: str = "4", memory: str = "8Gi", pods: str = "110", **labels: str) -> dict[str, Any]:
     """Return a kwok fake Node with this allocatable (kwok marks it Ready and runs pods bound to it)."""
     resources = {"cpu": cpu, "memory": memory, "pods": pods}
     return {
@@ -203,9 +199,7 @@ def pod(
     """Return a Pod with one container requesting `cpu`/`memory`, in PodGroup `group` when given."""
     spec: dict[str, Any] = {
         "schedulerName": scheduler,
-        "containers": [
-            {"name": "main", "image": "pause", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
-        ],
+        "containers": [{"name": "main", "image": "pause", "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
         "tolerations": [{"key": KWOK_NODE_ANNOTATION, "operator": "Exists", "effect": "NoSchedule"}],
     }
     if node_name:
@@ -218,9 +212,7 @@ def pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
-def pod_group(
-    name: str, namespace: str, *, min_member: int, queue: str = "default", **spec: Any
-) -> dict[str, Any]:
+def pod_group(name: str, namespace: str, *, min_member: int, queue: str = "default", **spec: Any) -> dict[str, Any]:
     """Return a PodGroup."""
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -252,9 +244,7 @@ def py_volcano() -> str:
 class Scheduler:
     """One `py-volcano run` subprocess logging JSON lines to a file."""
 
-    def __init__(
-        self, kubeconfig: Path, *args: str, name: str = "scheduler", port: int | None = None
-    ) -> None:
+    def __init__(self, kubeconfig: Path, *args: str, name: str = "scheduler", port: int | None = None) -> None:
         """Start `py-volcano run` with these arguments; /metrics on `port` (a free one by default)."""
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         self.log_path = ARTIFACTS / f"{token(name)}.log"
@@ -268,9 +258,7 @@ class Scheduler:
             *args,
         ]
         with open(self.log_path, "wb") as out:
-            self.proc = subprocess.Popen(
-                self.args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-            )
+            self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
     def events(self, event: str | None = None) -> list[dict[str, Any]]:
         """Return the JSON log lines so far (those of `event` only, when given)."""
@@ -292,9 +280,7 @@ class Scheduler:
                 if all(line.get(k) == v for k, v in fields.items()):
                     return line
             if self.proc.poll() is not None:
-                pytest.fail(
-                    f"py-volcano exited {self.proc.returncode} before {event}:\n{self.tail()}", pytrace=False
-                )
+                pytest.fail(f"py-volcano exited {self.proc.returncode} before {event}:\n{self.tail()}", pytrace=False)
             return None
 
         return wait_for(f"{event} {fields or ''} in {self.log_path}", found, timeout=timeout)
@@ -349,9 +335,7 @@ def delete_namespace(rest: Rest, name: str, *, wait: bool = True) -> None:
 
 def create_namespace(rest: Rest, name: str) -> str:
     """Create a namespace whose default ServiceAccount exists (pods can be created)."""
-    rest.ok(
-        "POST", Rest.path("Namespace"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
-    )
+    rest.ok("POST", Rest.path("Namespace"), {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     path = f"/api/v1/namespaces/{name}/serviceaccounts/default"
     wait_for(f"ServiceAccount {name}/default", lambda: rest.request("GET", path)[0] == 200)
     return name

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from e2e.harness import Nodes, Rest, Scheduler, pod, pod_group, py_volcano, queue, token, wait_for
+from e2e.harness import REPO, Nodes, Rest, Scheduler, pod, pod_group, py_volcano, queue, token, wait_for
 
 pytest_plugins = ["e2e.fixtures"]
 
@@ -369,6 +370,71 @@ def test_a_broken_configuration_file_keeps_the_previous_configuration(
         assert rest.node_of(namespace, "p-3") == ""
         assert process.terminate() == 0, process.tail()
     assert rest.node_of(namespace, "p-1") == rest.node_of(namespace, "p-2") == name
+
+
+def _service_account_kubeconfig(control_plane: Any, rest: Rest, namespace: str, account: str, path: Path) -> Path:
+    """Write a kubeconfig that authenticates as ServiceAccount `namespace/account` (a TokenRequest token)."""
+    admin = yaml.safe_load(Path(control_plane.kubeconfig).read_text())
+    cluster = admin["clusters"][0]["cluster"]
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 3600}}
+    answer = rest.ok("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token", request)
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "e2e", "cluster": cluster}],
+        "users": [{"name": account, "user": {"token": answer["status"]["token"]}}],
+        "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": account, "namespace": namespace}}],
+        "current-context": "e2e",
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_the_documented_rbac_is_all_the_scheduler_needs(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str, tmp_path: Path
+) -> None:
+    """As a ServiceAccount holding only the chart's ClusterRole and leader-election Role (the RBAC table of
+    docs/operations.md), the scheduler syncs, leads, creates the default Queue, binds, writes status and
+    events, and the API server refuses it nothing."""
+    docs = [d for d in yaml.safe_load_all((REPO / "deploy" / "py-volcano.yaml").read_text()) if d]
+    cluster_rules = next(d["rules"] for d in docs if d["kind"] == "ClusterRole")
+    lease_rules = next(d["rules"] for d in docs if d["kind"] == "Role")
+    account = token("sched")
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    subject = [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
+    rest.ok("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": account}})
+    rest.ok("POST", f"{rbac}/clusterroles", {"metadata": {"name": account}, "rules": cluster_rules})
+    try:
+        role_ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": account}
+        binding = {"metadata": {"name": account}, "roleRef": role_ref, "subjects": subject}
+        rest.ok("POST", f"{rbac}/clusterrolebindings", binding)
+        rest.ok("POST", f"{rbac}/namespaces/{namespace}/roles", {"metadata": {"name": account}, "rules": lease_rules})
+        role_binding = binding | {"roleRef": role_ref | {"kind": "Role"}}
+        rest.ok("POST", f"{rbac}/namespaces/{namespace}/rolebindings", role_binding)
+        kubeconfig = _service_account_kubeconfig(control_plane, rest, namespace, account, tmp_path / "sa.kubeconfig")
+        rest.delete("Queue", "default")
+        nodes.add(cpu="2")
+        rest.create(pod_group("gang", namespace, min_member=2))
+        _create_all(rest, [pod(f"g-{i}", namespace, scheduler=scheduler_name, group="gang") for i in range(2)])
+        rest.create(pod("too-big", namespace, scheduler=scheduler_name, cpu="8"))
+
+        process = Scheduler(
+            kubeconfig, f"--scheduler-name={scheduler_name}", f"--leader-elect-namespace={namespace}", "--cycles=3"
+        )
+        code = process.wait()
+    finally:
+        rest.request("DELETE", f"{rbac}/clusterrolebindings/{account}")
+        rest.request("DELETE", f"{rbac}/clusterroles/{account}")
+    log = process.log_path.read_text()
+    assert code == 0, process.tail()
+    assert "forbidden" not in log.lower(), [line for line in log.splitlines() if "forbidden" in line.lower()]
+    assert rest.node_of(namespace, "g-0") and rest.node_of(namespace, "g-1")
+    assert rest.get("Queue", "default") is not None
+    written = (rest.get("PodGroup", "gang", namespace) or {}).get("status") or {}
+    assert written.get("phase") == "Running", written
+    too_big = rest.get("Pod", "too-big", namespace) or {}
+    conditions = {c["type"]: c for c in too_big["status"].get("conditions") or []}
+    assert conditions.get("PodScheduled", {}).get("status") == "False", too_big["status"]
 
 
 def test_the_default_queue_is_created_when_missing(control_plane: Any, rest: Rest, scheduler_name: str) -> None:
