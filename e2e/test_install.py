@@ -119,7 +119,7 @@ def test_scheduler_runs_with_only_the_charts_rbac(
             wait_for("PodGroup status written", lambda: ((rest.get("PodGroup", "gang", workload) or {})
                                                           .get("status") or {}).get("phase") == "Running", timeout=60)
             assert process.terminate() == 0, process.tail()
-        forbidden = [line for line in process.events() if "403" in str(line) or "forbidden" in str(line).lower()]
+        forbidden = [line for line in process.events() if "HTTP 403" in str(line) or "forbidden" in str(line).lower()]
         assert not forbidden, forbidden[:3]
     finally:
         delete_namespace(rest, workload)
