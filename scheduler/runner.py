@@ -313,7 +313,8 @@ class Runner:
         seconds = time.perf_counter() - began
         self.store.record_phases(_phases(result))
         self.metrics.observe_cycle(result, seconds)
-        self.status.submit(result, snapshot)
+        if self.is_leader():  # the Lease may have gone while the cycle ran: then a standby writes nothing
+            self.status.submit(result, snapshot)
         report = await self.binder.apply(result.binds, result.evictions)
         evictions = list(report.evictions.values())
         log.info(
