@@ -28,6 +28,11 @@ class WatchingSettings:
     keeps the store current; the LIST repairs what a broken watch missed (a DELETE lost across a 410 Gone
     leaves a ghost pod holding capacity). 30 s bounds a ghost's life without loading the API server."""
 
+    watch_settle: float = 5.0
+    """Seconds after the first LIST of a kind to LIST it again when its watch has shown nothing yet. The
+    second LIST closes the gap between our first LIST and kopf's (see watchers); it normally runs as soon
+    as kopf delivers the kind's first event, this bounds the wait for kinds with no objects."""
+
     list_page_size: int = 500
     """Objects per page of a reconciling LIST (`limit`); pages keep memory flat on large clusters."""
 

@@ -146,7 +146,7 @@ class Store:
         self.records: dict[str, dict[str, Record]] = {kind.name: {} for kind in KINDS}
         self.tombstones: dict[str, dict[str, int]] = {kind.name: {} for kind in KINDS}
         self.synced: set[str] = set()
-        self.watches_listed = asyncio.Event()
+        self.watched: dict[str, asyncio.Event] = {kind.name: asyncio.Event() for kind in KINDS}
         self.assumed: dict[str, Pending] = {}
         self.releasing: dict[str, Pending] = {}
         self.phases: dict[JobID, PodGroupPhase] = {}
@@ -157,11 +157,12 @@ class Store:
 
     @property
     def is_synced(self) -> bool:
-        """Return whether every kind was LISTed once after the watches had listed it (see watchers)."""
+        """Return whether every kind's first LIST is in."""
         return len(self.synced) == len(KINDS)
 
     def apply_event(self, kind: Kind, event_type: str | None, obj: Mapping[str, Any]) -> None:
         """Apply one watch event (`ADDED`, `MODIFIED`, `DELETED`, or None for kopf's initial listing)."""
+        self.watched[kind.name].set()
         key = object_key(obj, kind)
         version = resource_version(obj)
         uid = str((obj.get("metadata") or {}).get("uid") or "")

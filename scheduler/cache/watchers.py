@@ -3,14 +3,14 @@
 kopf streams every watched kind (all pods, not only ours: others' pods use node capacity) and each
 handler turns one event into a store update and returns. kopf re-lists after a broken watch or a
 410 Gone, but never reports what vanished meanwhile, so `resync` LISTs each kind and the store drops
-what the LIST no longer shows: first right after kopf's own initial listings, then every
-`resync_period`.
+what the LIST no longer shows: at start (`Store.is_synced`, which the first cycle waits for), again
+once kopf's own initial listing of the kind is in, then every `resync_period`.
 
-Why "after": a LIST taken before kopf's would leave a ghost of anything deleted between the two
-(kopf's listing never saw it, so no DELETE ever comes). kopf guarantees that no event handler runs
-before every index is populated, i.e. before every indexed kind's initial listing is over; each kind
-has an index that stores nothing, so the first event handled means every kind was listed by kopf.
-`Store.is_synced`, which the first cycle waits for, follows the LIST taken after that.
+Why again: an object deleted between our first LIST and kopf's would stay a ghost (kopf never saw
+it, so no DELETE comes). kopf hands out listing events only once its LIST is over, so the first event
+of a kind means the next LIST closes that gap; a kind that shows no event within `watch_settle` is
+LISTed then anyway. (kopf's index gate, which would signal "every kind listed", costs ~5 ms per
+object at startup: 10 s for 2,000 pods.)
 
 kopf runs embedded and leaves no trace on others' objects: no finalizers (event handlers only), no
 progress or diff-base annotations (in-memory no-op storages), no peering objects (standalone), no
@@ -116,13 +116,6 @@ def build_registry(store: Store, credentials: Credentials, watching: WatchingSet
         return _connection_info(credentials)
 
     for kind in KINDS:
-        kopf.index(
-            group=kind.group,
-            version=kind.version,
-            plural=kind.plural,
-            registry=registry,
-            id=f"listed-{kind.plural}",
-        )(_not_indexed)
         kopf.on.event(
             group=kind.group,
             version=kind.version,
@@ -133,14 +126,8 @@ def build_registry(store: Store, credentials: Credentials, watching: WatchingSet
     return registry
 
 
-def _not_indexed(**_: Any) -> None:
-    """Index nothing: the index exists only so that kopf holds event handlers until it listed the kind."""
-    return None
-
-
 def _event_handler(store: Store, kind: Kind) -> Callable[..., Any]:
     async def on_event(event: kopf.RawEvent, **_: Any) -> None:
-        store.watches_listed.set()
         store.apply_event(kind, event.get("type"), event["object"])
 
     return on_event
@@ -204,33 +191,33 @@ async def list_objects(client: ApiClient, kind: Kind, *, page_size: int) -> tupl
 async def resync(
     client: ApiClient, store: Store, kind: Kind, *, settings: WatchingSettings, stop: asyncio.Event
 ) -> None:
-    """LIST `kind` once kopf's watches have listed every kind, then every `resync_period`, reconciling the
-    store, until `stop` is set. After `resync_period` without a handled event (a cluster where every
-    watched kind is empty) the first LIST goes ahead anyway."""
-    waiters = {asyncio.ensure_future(store.watches_listed.wait()), asyncio.ensure_future(stop.wait())}
-    _, pending = await asyncio.wait(waiters, timeout=settings.resync_period, return_when=asyncio.FIRST_COMPLETED)
-    for waiter in pending:
-        waiter.cancel()
-    if not store.watches_listed.is_set() and not stop.is_set():
-        log.warning("watches_not_listed", kind=kind.name, seconds=settings.resync_period)
+    """LIST `kind` now, again once kopf's watch has listed it (or after `watch_settle`), then every
+    `resync_period`, reconciling the store each time, until `stop` is set."""
+    while not stop.is_set() and not await _list(client, store, kind, settings=settings):
+        await wait_or_stop(stop, settings.list_retry)
+    watched = asyncio.ensure_future(store.watched[kind.name].wait())
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({watched, stopped}, timeout=settings.watch_settle, return_when=asyncio.FIRST_COMPLETED)
+    watched.cancel()
+    stopped.cancel()
     while not stop.is_set():
-        started = store.clock()
-        began = time.perf_counter()
-        try:
-            items, version = await list_objects(client, kind, page_size=settings.list_page_size)
-        except ApiError as exc:
-            log.error("list_failed", kind=kind.name, reason=str(exc))
-            delay = settings.list_retry
-        else:
-            store.reconcile(kind, items, version=version, started=started)
-            log.debug(
-                "kind_listed",
-                kind=kind.name,
-                objects=len(items),
-                duration_ms=round((time.perf_counter() - began) * 1000, 1),
-            )
-            delay = settings.resync_period
-        await wait_or_stop(stop, delay)
+        ok = await _list(client, store, kind, settings=settings)
+        await wait_or_stop(stop, settings.resync_period if ok else settings.list_retry)
+
+
+async def _list(client: ApiClient, store: Store, kind: Kind, *, settings: WatchingSettings) -> bool:
+    """LIST `kind` and reconcile the store with it; False when the LIST failed (logged)."""
+    started = store.clock()
+    began = time.perf_counter()
+    try:
+        items, version = await list_objects(client, kind, page_size=settings.list_page_size)
+    except ApiError as exc:
+        log.error("list_failed", kind=kind.name, reason=str(exc))
+        return False
+    store.reconcile(kind, items, version=version, started=started)
+    duration_ms = round((time.perf_counter() - began) * 1000, 1)
+    log.debug("kind_listed", kind=kind.name, objects=len(items), duration_ms=duration_ms)
+    return True
 
 
 async def wait_or_stop(stop: asyncio.Event, seconds: float) -> bool:
