@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
+from structlog.testing import capture_logs
 
 from scheduler.errors import ConfigError
 from scheduler.registry import default_registry
 from scheduler.runner import ConfFile
+
+
+@pytest.fixture(autouse=True)
+def unfiltered_logging() -> Iterator[None]:
+    """structlog's defaults (no level filter) for these tests, whatever an earlier test configured."""
+    saved = structlog.get_config()
+    structlog.reset_defaults()
+    yield
+    structlog.configure(**saved)
+
 
 ALLOCATE = "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: gang\n"
 ENQUEUE = "actions: enqueue\ntiers:\n- plugins:\n  - name: gang\n"
@@ -59,11 +72,16 @@ def test_a_swapped_file_is_reloaded_and_a_broken_one_keeps_the_last_good(tmp_pat
     conf = ConfFile(path, default_registry())
     assert list(conf.current().actions) == ["enqueue", "allocate"]
 
-    publish(tmp_path, BROKEN, "v2")
-    assert list(conf.current().actions) == ["enqueue", "allocate"]
+    with capture_logs() as logs:
+        publish(tmp_path, BROKEN, "v2")
+        assert list(conf.current().actions) == ["enqueue", "allocate"]
+    assert [entry["event"] for entry in logs] == ["scheduler_conf_invalid"]
+    assert "no-such-action" in logs[0]["reason"]
 
-    publish(tmp_path, ENQUEUE, "v3")
-    assert list(conf.current().actions) == ["enqueue"]
+    with capture_logs() as logs:
+        publish(tmp_path, ENQUEUE, "v3")
+        assert list(conf.current().actions) == ["enqueue"]
+    assert [entry["event"] for entry in logs] == ["scheduler_conf_reloaded"]
 
 
 def test_a_rewrite_with_the_same_content_keeps_the_loaded_configuration(tmp_path: Path) -> None:
@@ -83,4 +101,7 @@ def test_a_vanished_file_keeps_the_last_good_configuration(tmp_path: Path) -> No
     path.write_text(ENQUEUE)
     conf = ConfFile(path, default_registry())
     path.unlink()
-    assert list(conf.current().actions) == ["enqueue"]
+    with capture_logs() as logs:
+        assert list(conf.current().actions) == ["enqueue"]
+        assert list(conf.current().actions) == ["enqueue"]
+    assert [entry["event"] for entry in logs] == ["scheduler_conf_unreadable"], "logged once, not every cycle"
