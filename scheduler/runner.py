@@ -24,12 +24,19 @@ from typing import Any
 import structlog
 
 from scheduler.api import DEFAULT_QUEUE, JobID, PodGroupPhase
-from scheduler.cache import ApiClient
-from scheduler.cache.binder import SUCCESS, ApplyReport, Binder
-from scheduler.cache.leader import LeaderElector
-from scheduler.cache.status import StatusWriter
-from scheduler.cache.store import KINDS, QUEUES, Store
-from scheduler.cache.watchers import resync, wait_or_stop, watch
+from scheduler.cache import (
+    KINDS,
+    QUEUES,
+    ApiClient,
+    ApplyReport,
+    Binder,
+    LeaderElector,
+    StatusWriter,
+    Store,
+    resync,
+    wait_or_stop,
+    watch,
+)
 from scheduler.errors import ApiError, ConfigError
 from scheduler.framework import CycleResult, Registry, SchedulerConf, run_cycle
 from scheduler.metrics import Metrics, serve
@@ -316,7 +323,7 @@ class Runner:
         if self.is_leader():  # the Lease may have gone while the cycle ran: then a standby writes nothing
             self.status.submit(result, snapshot)
         report = await self.binder.apply(result.binds, result.evictions)
-        evictions = list(report.evictions.values())
+        evictions = list(report.evictions.values())  # outcomes: success, blocked, error
         log.info(
             "cycle_done",
             cycle=number,
@@ -325,7 +332,7 @@ class Runner:
             binds=len(report.bound),
             bind_errors=len(report.bind_errors),
             not_sent=len(report.not_sent),
-            evictions=evictions.count(SUCCESS),
+            evictions=evictions.count("success"),
             evictions_blocked=evictions.count("blocked"),
             pipelined=len(result.pipelined),
             duration_ms=round(seconds * 1000, 2),
@@ -334,7 +341,7 @@ class Runner:
 
     async def wait_observed(self, result: CycleResult, report: ApplyReport) -> None:
         """Wait until the store shows this cycle's binds and evictions (bounded runs only)."""
-        evicted = [key for key, outcome in report.evictions.items() if outcome == SUCCESS]
+        evicted = [key for key, outcome in report.evictions.items() if outcome == "success"]
         deadline = time.monotonic() + self.settings.cycle.observe_timeout
 
         def missing() -> list[str]:

@@ -78,7 +78,8 @@ def _outcome(error: ApiError) -> bool | None:
 
 @dataclass(slots=True)
 class ApplyReport:
-    """What happened to one cycle's decisions."""
+    """What happened to one cycle's decisions: pods bound, binds refused (with why), calls not sent
+    (leadership gone), and each eviction's outcome (`success`, `blocked`, `error`)."""
 
     bound: list[str] = field(default_factory=list)
     bind_errors: dict[str, str] = field(default_factory=dict)
