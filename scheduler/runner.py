@@ -301,15 +301,23 @@ class Runner:
             started = time.monotonic()
             if self.is_leader():
                 await self.ensure_default_queue()
-                result, report = await self.cycle(self.cycles_run)
+                outcome = await self.guarded_cycle(self.cycles_run)
                 self.cycles_run += 1
-                if limit is not None:
-                    await self.wait_observed(result, report)
+                if limit is not None and outcome is not None:
+                    await self.wait_observed(*outcome)
             if await wait_or_stop(self.stop, max(0.0, started + period - time.monotonic())):
                 break
         if limit is not None and self.cycles_run >= limit:
             log.info("cycles_done", cycles=self.cycles_run)
             self.stop.set()
+
+    async def guarded_cycle(self, number: int) -> tuple[CycleResult, ApplyReport] | None:
+        """Run one cycle; a cycle that raises is logged and the loop goes on (None)."""
+        try:
+            return await self.cycle(number)
+        except Exception as exc:  # one cycle never kills the loop (a plugin bug, an unforeseen object)
+            log.exception("cycle_failed", cycle=number, reason=f"{type(exc).__name__}: {exc}")
+            return None
 
     async def cycle(self, number: int) -> tuple[CycleResult, ApplyReport]:
         """Snapshot, run one cycle, record and apply its decisions."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,3 +106,30 @@ def test_a_vanished_file_keeps_the_last_good_configuration(tmp_path: Path) -> No
         assert list(conf.current().actions) == ["enqueue"]
         assert list(conf.current().actions) == ["enqueue"]
     assert [entry["event"] for entry in logs] == ["scheduler_conf_unreadable"], "logged once, not every cycle"
+
+
+def test_a_cycle_that_raises_is_logged_and_the_loop_goes_on() -> None:
+    """A failing cycle (a plugin bug) yields no outcome and a cycle_failed event; nothing propagates."""
+    from scheduler.cache import ApiClient, Credentials
+    from scheduler.runner import Runner
+    from scheduler.settings import Settings
+
+    async def scenario() -> tuple[object, list[dict[str, object]]]:
+        client = ApiClient(Credentials(server="http://127.0.0.1:9"))
+        try:
+            runner = Runner(Settings(), client, ConfFile(None, default_registry()), registry=default_registry())
+
+            async def broken(number: int) -> None:
+                raise RuntimeError(f"plugin bug in cycle {number}")
+
+            runner.cycle = broken  # type: ignore[method-assign,assignment]
+            with capture_logs() as logs:
+                outcome = await runner.guarded_cycle(7)
+            return outcome, logs
+        finally:
+            await client.close()
+
+    outcome, logs = asyncio.run(scenario())
+    assert outcome is None
+    assert [(entry["event"], entry["cycle"]) for entry in logs] == [("cycle_failed", 7)]
+    assert "plugin bug in cycle 7" in str(logs[0]["reason"])
