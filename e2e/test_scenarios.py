@@ -55,16 +55,7 @@ SCENARIO_DIRS = [REPO.parent / "shared" / "scenarios", REPO / "tests" / "scenari
 FILES = [path for folder in SCENARIO_DIRS for path in sorted(folder.glob("*.yaml"))]
 
 #: Scenarios a real API server cannot play as written, and why (strict: once fixed, drop the entry).
-DIVERGENT = {
-    "predicates-scalar-gpu": "its pod requests nvidia.com/gpu without a limit: the API server refuses "
-    "the pod (422, extended resources need limits equal to requests)",
-    "preempt-conformance-holds-when-a-tier-defers": "a kube-system pod has a container without an "
-    "image: the API server refuses it (422)",
-    "preempt-policy-never-skips": "a pod sets preemptionPolicy Never while its PriorityClass says "
-    "PreemptLowerPriority: the Priority admission plugin refuses it (403); the class must say Never",
-    "preempt-pdb-breaking-victim-when-no-other": "the cycle decides to evict a pod its "
-    "PodDisruptionBudget protects: the API server refuses the eviction (429), so the pod is not evicted",
-}
+DIVERGENT: dict[str, str] = {}
 
 #: Created first, in any order: what the ordered objects refer to.
 _SETUP = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget")
