@@ -74,6 +74,10 @@ def test_a_gang_binds_all_or_nothing(
     placed = _nodes_of(rest, namespace)
     assert [placed[f"big-{i}"] for i in range(3)] == ["", "", ""]
     assert all(placed[f"small-{i}"] in nodes.names for i in range(2)), placed
+    events = rest.ok("GET", f"/apis/events.k8s.io/v1/namespaces/{namespace}/events")["items"]
+    scheduled = {e["regarding"]["name"] for e in events if e.get("reason") == "Scheduled"}
+    assert {"small-0", "small-1"} <= scheduled, sorted(scheduled)
+    assert not scheduled & {"big-0", "big-1", "big-2"}
 
 
 def test_pods_of_other_schedulers_are_untouched_but_their_usage_counts(

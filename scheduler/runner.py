@@ -142,6 +142,8 @@ class Runner:
             is_leader=self.is_leader,
             on_bind=self.metrics.observe_bind,
             on_eviction=self.metrics.observe_eviction,
+            after_bind=self.status.record_bind,
+            after_eviction=self.status.record_eviction,
         )
         self.stop = asyncio.Event()
         self.watch_stop = asyncio.Event()

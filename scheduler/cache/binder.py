@@ -99,12 +99,16 @@ class Binder:
         is_leader: Callable[[], bool],
         on_bind: Callable[[bool, float | None], None] = lambda ok, latency: None,
         on_eviction: Callable[[str], None] = lambda result: None,
+        after_bind: Callable[[TaskInfo, str], None] = lambda task, node: None,
+        after_eviction: Callable[[TaskInfo, str], None] = lambda task, reason: None,
     ) -> None:
         self.client = client
         self.store = store
         self.is_leader = is_leader
         self.on_bind = on_bind
         self.on_eviction = on_eviction
+        self.after_bind = after_bind
+        self.after_eviction = after_eviction
         self._semaphore = asyncio.Semaphore(concurrency)
 
     async def apply(
@@ -139,6 +143,7 @@ class Binder:
         self.store.bind_settled(task.key, ok=True)
         report.bound.append(task.key)
         self.on_bind(True, time.time() - task.creation if task.creation else None)
+        self.after_bind(task, node)
         log.debug("task_bound", task=task.key, node=node)
 
     async def _evict(self, task: TaskInfo, reason: str, report: ApplyReport) -> None:
@@ -160,6 +165,7 @@ class Binder:
         report.evictions[task.key] = result
         self.on_eviction(result)
         if accepted:
+            self.after_eviction(task, reason)
             log.info("task_evicted", task=task.key, node=task.node_name, reason=reason)
         else:
             log.info("eviction_blocked", task=task.key, node=task.node_name, reason="PodDisruptionBudget")
