@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README, .ci/run): set up the virtualenv, build or reuse the
 # local control plane (real kube-apiserver, etcd, kube-controller-manager, kwok, helm),
-# then run every test: unit, scenarios (in memory) and end-to-end (against the API server).
+# then check the code (ruff, mypy --strict, import-linter) and run every test: unit, scenarios
+# (in memory) and end-to-end (against the API server).
 # Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,5 +18,10 @@ if ! bash hack/build-control-plane.sh; then
   echo "error: the local Kubernetes control plane could not be built; e2e tests cannot run" >&2
   exit 1
 fi
+
+echo "== lint: ruff, mypy --strict, import-linter layer contracts"
+.venv/bin/ruff check scheduler
+.venv/bin/mypy scheduler
+.venv/bin/lint-imports --no-cache >/dev/null
 
 .venv/bin/python -m pytest tests e2e "$@"
