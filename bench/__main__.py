@@ -1,0 +1,292 @@
+"""`python -m bench all [--quick] [--repeat N] [--json]`: every benchmark of issue 6 in one run, on one
+control plane, printing the tables and one JSON object; or `python -m bench NAME ARGS...` for one of
+`inmem`, `e2e`, `side_by_side`, `predicates`, `preempt`, `profile`.
+
+`all` runs, in this order:
+
+1. the in-memory cycle at `--inmem-size` (5,000 nodes x 50,000 pods), before the control plane starts;
+2. a control plane with kwok nodes; at each node count (1,000 then 5,000; `--quick`: 1,000), `--repeat`
+   times, interleaved: py-volcano `single` (10,000 one-pod jobs; quick 2,000), py-volcano `gang`
+   (20 x 500; quick 4 x 500), kube-scheduler on the `single` workload, the bind ceiling;
+   the medians are reported;
+3. with `--profile`, one more py-volcano `single` phase at the largest node count under py-spy,
+   summarised by part (its figures are not used: the profiler perturbs them);
+4. the restart at the largest node count (50,000 pods, 5,000 pending; quick 10,000 and 1,000).
+
+The headline keys are the figures at the largest node count. Every figure is measured in that run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import gc
+import importlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench import e2e, inmem, side_by_side
+from bench.cluster import BenchCluster, code_version, load_average, machine
+from bench.e2e import COLUMNS, Workload, print_restart, restart_phase, table_row, volcano_phase
+from bench.profile import PySpy, print_summary, summarise
+from bench.profile import main as profile_main
+from bench.report import median_of, print_table
+from bench.side_by_side import ceiling_phase, kube_scheduler_phase, ratios
+from scheduler.logs import configure_logging
+
+RSS_LIMIT_MIB = 1536.0
+REPO = Path(__file__).resolve().parent.parent
+
+
+def measure_inmem(size: str) -> dict[str, Any]:
+    """Run the in-memory cycle once at `NODESxPODS`."""
+    nodes, pods = (int(x) for x in size.split("x"))
+    configure_logging("warning", "console")
+    row = inmem.measure(nodes, pods)
+    gc.collect()
+    print_table(
+        [row],
+        (
+            ("nodes", "nodes"),
+            ("pending_pods", "pods"),
+            ("snapshot_s", "snapshot s"),
+            ("cycle_s", "cycle s"),
+            ("bound", "bound"),
+            ("pods_per_s", "pods/s"),
+        ),
+    )
+    return row
+
+
+async def attempt(what: str, phase: Any, errors: list[str]) -> dict[str, Any]:
+    """Await one phase; on failure record the error and return an empty record, so the run goes on."""
+    try:
+        result: dict[str, Any] = await phase
+    except Exception as exc:
+        message = f"{what}: {type(exc).__name__}: {exc}"
+        print(f"phase failed: {message}", file=sys.stderr, flush=True)
+        errors.append(message)
+        return {"phase": what, "error": message}
+    return result
+
+
+async def run_all(
+    workload: Workload, *, repeat: int, qps: int, lease_seconds: int, profile: Path | None
+) -> dict[str, Any]:
+    """Run the control-plane phases; return them by node count, the restart and the profile."""
+    cluster = BenchCluster(lease_seconds=lease_seconds)
+    report: dict[str, Any] = {"by_nodes": {}, "errors": []}
+    errors: list[str] = report["errors"]
+    try:
+        report["control_plane_start_s"] = round(await cluster.start(), 1)
+        for count in workload.nodes:
+            scaled = await cluster.scale_nodes(count)
+            runs: dict[str, list[dict[str, Any]]] = {"py-volcano": [], "gang": [], "kube-scheduler": [], "ceiling": []}
+            for _ in range(repeat):
+                phases = {
+                    "py-volcano": volcano_phase(cluster, name="single", pods=workload.pods),
+                    "gang": volcano_phase(
+                        cluster, name="gang", pods=0, gangs=workload.gangs, gang_size=workload.gang_size
+                    ),
+                    "kube-scheduler": kube_scheduler_phase(cluster, pods=workload.pods, qps=qps),
+                    "ceiling": ceiling_phase(cluster, pods=workload.pods),
+                }
+                for name, phase in phases.items():
+                    runs[name].append(await attempt(f"{name} at {count} nodes", phase, errors))
+            result: dict[str, Any] = {"nodes": count, "scale": scaled}
+            for name, records in runs.items():
+                measured = [r for r in records if "error" not in r] or records
+                result[name] = median_of(measured) | {"all": records}
+            result["ratios"] = ratios(result["py-volcano"], result["kube-scheduler"], result["ceiling"])
+            result["ratios"]["gang_over_single"] = (
+                round(result["gang"]["pods_per_s"] / result["py-volcano"]["pods_per_s"], 3)
+                if result["gang"].get("pods_per_s") and result["py-volcano"].get("pods_per_s")
+                else None
+            )
+            print_table([table_row(result[n]) for n in ("py-volcano", "gang", "kube-scheduler", "ceiling")], COLUMNS)
+            for key, value in result["ratios"].items():
+                print(f"{key}: {value}")
+            print(flush=True)
+            report["by_nodes"][str(count)] = result
+        if profile is not None:
+            if PySpy.available() is None:
+                report["profile"] = {"error": "py-spy is not installed"}
+            else:
+                profiled = await attempt(
+                    "profile", volcano_phase(cluster, name="single", pods=workload.pods, profile=profile), errors
+                )
+                summary = summarise(profile) if profile.exists() else {}
+                if summary:
+                    print_summary(summary, top=20)
+                report["profile"] = {"phase": profiled, "summary": summary}
+        report["restart"] = await attempt(
+            "restart",
+            restart_phase(cluster, total=workload.restart_pods, pending=workload.restart_pending),
+            errors,
+        )
+        print_restart(report["restart"])
+    finally:
+        report["control_plane_rss_mib"] = cluster.component_rss_mib()
+        await cluster.stop()
+    return report
+
+
+def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dict[str, Any]:
+    """Return the keys of issue 6 and the targets, from the largest node count."""
+    largest = report["by_nodes"][str(max(workload.nodes))]
+    single, gang = largest["py-volcano"], largest["gang"]
+    kube, ceiling, restart = largest["kube-scheduler"], largest["ceiling"], report["restart"]
+    rss_all = [
+        r.get("rss_mib") for n in report["by_nodes"].values() for k in ("py-volcano", "gang") for r in n[k]["all"]
+    ]
+    rss_all += [restart.get("rss_mib"), restart.get("rss_before_restart_mib")]
+    rss = max((r for r in rss_all if r), default=None)
+    keys = {
+        "e2e_pods_per_s": single.get("pods_per_s"),
+        "e2e_gang_pods_per_s": gang.get("pods_per_s"),
+        "kube_scheduler_pods_per_s": kube.get("pods_per_s"),
+        "bind_ceiling_pods_per_s": ceiling.get("pods_per_s"),
+        "e2e_p50_latency_s": single.get("p50_latency_s"),
+        "e2e_p99_latency_s": single.get("p99_latency_s"),
+        "e2e_bind_window_pods_per_s": single.get("bind_window_per_s"),
+        "e2e_scheduler_bind_rate_per_s": (single.get("volcano") or {}).get("bind_rate_per_s"),
+        "inmem_pods_per_s_5k_nodes": report["inmem"].get("pods_per_s"),
+        "first_bind_after_restart_s": restart.get("first_bind_s"),
+        "rss_mib": rss,
+        "rss_mib_restart": restart.get("rss_mib"),
+        "volcano_over_kube_scheduler": largest["ratios"]["volcano_over_kube_scheduler"],
+        "volcano_over_ceiling": largest["ratios"]["volcano_over_ceiling"],
+        "gang_over_single": largest["ratios"]["gang_over_single"],
+        "nodes": largest["nodes"],
+        "pods": workload.pods,
+        "restart_pods": workload.restart_pods,
+    }
+    keys["targets"] = {
+        "e2e >= 1000 pods/s": _at_least(keys["e2e_pods_per_s"], 1000),
+        "e2e >= kube-scheduler": _at_least(keys["volcano_over_kube_scheduler"], 1.0),
+        "gang within 20% of single": _at_least(keys["gang_over_single"], 0.8),
+        "e2e >= 70% of bind ceiling": _at_least(keys["volcano_over_ceiling"], 0.7),
+        "in memory >= 5000 pods/s at 5k nodes": _at_least(keys["inmem_pods_per_s_5k_nodes"], 5000),
+        "first bind after restart <= 30 s": _at_most(keys["first_bind_after_restart_s"], 30),
+        "RSS < 1.5 GiB (restart, everything cached)": _at_most(keys["rss_mib_restart"], RSS_LIMIT_MIB),
+    }
+    keys["targets_at_issue_size"] = full_size
+    return keys
+
+
+def _at_least(value: float | None, bound: float) -> bool | None:
+    return None if value is None else value >= bound
+
+
+def _at_most(value: float | None, bound: float) -> bool | None:
+    return None if value is None else value <= bound
+
+
+def main_all(argv: list[str]) -> dict[str, Any]:
+    """`python -m bench all`."""
+    parser = argparse.ArgumentParser(prog="python -m bench all", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 nodes, 2,000 pods: a couple of minutes")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each phase; medians are reported")
+    parser.add_argument("--nodes", help="comma list of node counts (default 1000,5000; quick 1000)")
+    parser.add_argument("--pods", type=int, help="one-pod jobs per phase")
+    parser.add_argument("--inmem-size", default="5000x50000", help="NODESxPODS of the in-memory cycle")
+    parser.add_argument("--kube-scheduler-qps", type=int, default=5000, help="0: kube-scheduler's stock 50/100")
+    parser.add_argument("--lease-seconds", type=int, default=1200, help="kwok node Lease duration (40: default)")
+    parser.add_argument("--profile", type=Path, help="also run one py-volcano phase under py-spy, recording here")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--out", type=Path, help="also write the JSON here (default .e2e/bench-all-<time>.json)")
+    args = parser.parse_args(argv)
+    workload = Workload.quick() if args.quick else Workload()
+    if args.nodes:
+        workload = Workload(**(workload.__dict__ | {"nodes": tuple(int(n) for n in args.nodes.split(","))}))
+    if args.pods:
+        workload = Workload(**(workload.__dict__ | {"pods": args.pods}))
+    started = datetime.datetime.now(datetime.UTC)
+    report: dict[str, Any] = {
+        "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+        "command": "python -m bench all " + " ".join(argv),
+        "machine": machine(),
+        "code": code_version(),
+        "load_average_start": load_average(),
+        "workload": workload.__dict__
+        | {"repeat": args.repeat, "kube_scheduler_qps": args.kube_scheduler_qps, "lease_seconds": args.lease_seconds},
+    }
+    report["inmem"] = measure_inmem(args.inmem_size)
+    report |= asyncio.run(
+        run_all(
+            workload,
+            repeat=args.repeat,
+            qps=args.kube_scheduler_qps,
+            lease_seconds=args.lease_seconds,
+            profile=args.profile,
+        )
+    )
+    report["load_average_end"] = load_average()
+    report["code_end"] = code_version()
+    full_size = max(workload.nodes) >= 5000 and workload.pods >= 10_000 and workload.restart_pods >= 50_000
+    keys = headline(report, workload, full_size)
+    report = keys | report
+    print_headline(keys, report)
+    out = args.out or REPO / ".e2e" / f"bench-all-{started.strftime('%Y%m%d-%H%M%S')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1))
+    print(f"report written to {out}", flush=True)
+    if args.json:
+        print(json.dumps(report))
+    return report
+
+
+def print_headline(keys: dict[str, Any], report: dict[str, Any]) -> None:
+    """Print the headline figures and which targets are met."""
+    print(
+        f"{report['date']}  nproc={report['machine']['nproc']} cpu={report['machine']['cpu_model']!r}  "
+        f"load average start {report['load_average_start']} end {report['load_average_end']}"
+    )
+    for key, value in keys.items():
+        if key not in ("targets",):
+            print(f"  {key}: {value}")
+    print("targets" + ("" if keys["targets_at_issue_size"] else " (smaller than the issue's sizes)") + ":")
+    for name, met in keys["targets"].items():
+        print(f"  [{'not measured' if met is None else 'met' if met else 'NOT met'}] {name}")
+    print(flush=True)
+
+
+def _legacy(module: str) -> Callable[[list[str]], Any]:
+    """Run a benchmark whose `main()` reads sys.argv."""
+
+    def run(rest: list[str]) -> Any:
+        sys.argv = [f"bench.{module}", *rest]
+        return importlib.import_module(f"bench.{module}").main()
+
+    return run
+
+
+COMMANDS: dict[str, Callable[[list[str]], Any]] = {
+    "all": main_all,
+    "inmem": inmem.main,
+    "e2e": e2e.main,
+    "side_by_side": side_by_side.main,
+    "profile": profile_main,
+    "predicates": _legacy("bench_predicates"),
+    "preempt": _legacy("bench_preempt"),
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Dispatch `python -m bench NAME ARGS...`."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        sys.exit(f"unknown benchmark {name!r}: one of {', '.join(COMMANDS)}")
+    COMMANDS[name](rest)
+
+
+if __name__ == "__main__":
+    main()
