@@ -6,7 +6,9 @@ none does, those where it fits future idle resources; a task placed on the secon
 
 from __future__ import annotations
 
-from scheduler.api import JobID, JobInfo, QueueID, QueueInfo, TaskInfo, TaskStatus
+from collections.abc import Callable
+
+from scheduler.api import JobID, JobInfo, QueueInfo, TaskInfo, TaskStatus
 from scheduler.framework import Arguments, CycleState, PriorityQueue, Session, Statement
 
 __all__ = ["NAME", "AllocateAction", "new"]
@@ -24,7 +26,7 @@ class AllocateAction:
 
     def execute(self, ssn: Session) -> None:
         """Pop the best queue, then its best job, allocate that job's tasks, commit or discard."""
-        queues, jobs_by_queue = _schedulable_jobs(ssn)
+        queues, jobs_by_queue = ssn.jobs_by_queue(_schedulable(ssn))
         pending: dict[JobID, PriorityQueue[TaskInfo]] = {}
         while not queues.empty():
             queue = queues.pop()
@@ -80,24 +82,17 @@ class AllocateAction:
                 break
 
 
-def _schedulable_jobs(ssn: Session) -> tuple[PriorityQueue[QueueInfo], dict[QueueID, PriorityQueue[JobInfo]]]:
-    queues: PriorityQueue[QueueInfo] = PriorityQueue(ssn.queue_order_fn)
-    jobs: dict[QueueID, PriorityQueue[JobInfo]] = {}
-    for job in ssn.jobs.values():
+def _schedulable(ssn: Session) -> Callable[[JobInfo, QueueInfo], bool]:
+    def include(job: JobInfo, queue: QueueInfo) -> bool:
         if job.is_pending() or not job.count(TaskStatus.PENDING):
-            continue
+            return False
         verdict = ssn.job_valid(job)
         if verdict is not None:
             job.job_fit_error = verdict.message
-            continue
-        queue = ssn.queues.get(job.queue)
-        if queue is None:
-            continue
-        if queue.uid not in jobs:
-            jobs[queue.uid] = PriorityQueue(ssn.job_order_fn)
-            queues.push(queue)
-        jobs[queue.uid].push(job)
-    return queues, jobs
+            return False
+        return True
+
+    return include
 
 
 def _pending_tasks(ssn: Session, job: JobInfo) -> PriorityQueue[TaskInfo]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from scheduler.api import JobInfo, PodGroupPhase, QueueID
-from scheduler.framework import Arguments, PriorityQueue, Session
+from collections.abc import Callable
+
+from scheduler.api import JobInfo, PodGroupPhase, QueueInfo
+from scheduler.framework import Arguments, Session
 
 __all__ = ["NAME", "EnqueueAction", "new"]
 
@@ -20,7 +22,7 @@ class EnqueueAction:
 
     def execute(self, ssn: Session) -> None:
         """Admit jobs; a group without minResources is admitted without asking any plugin."""
-        queues, jobs = _pending_jobs_by_queue(ssn)
+        queues, jobs = ssn.jobs_by_queue(_admissible(ssn))
         while not queues.empty():
             queue = queues.pop()
             pending = jobs.get(queue.uid)
@@ -33,23 +35,18 @@ class EnqueueAction:
             queues.push(queue)
 
 
-def _pending_jobs_by_queue(ssn: Session) -> tuple[PriorityQueue, dict[QueueID, PriorityQueue[JobInfo]]]:  # type: ignore[type-arg]
-    queues = PriorityQueue(ssn.queue_order_fn)
-    jobs: dict[QueueID, PriorityQueue[JobInfo]] = {}
-    for job in ssn.jobs.values():
-        queue = ssn.queues.get(job.queue)
-        if queue is None or not job.is_pending():
-            continue
+def _admissible(ssn: Session) -> Callable[[JobInfo, QueueInfo], bool]:
+    def include(job: JobInfo, queue: QueueInfo) -> bool:
+        if not job.is_pending():
+            return False
         if not queue.is_open():
             ssn.warn(
                 f"PodGroup {job.uid}: field spec.queue: queue {queue.name!r} is {queue.state.value}; the job waits"
             )
-            continue
-        if queue.uid not in jobs:
-            jobs[queue.uid] = PriorityQueue(ssn.job_order_fn)
-            queues.push(queue)
-        jobs[queue.uid].push(job)
-    return queues, jobs
+            return False
+        return True
+
+    return include
 
 
 def new(args: Arguments) -> EnqueueAction:

@@ -35,6 +35,7 @@ from scheduler.api import (
 from scheduler.framework.conf import Arguments, PluginOption, SchedulerConf
 from scheduler.framework.extension_points import ExtensionPoints
 from scheduler.framework.plugin import Plugin, Registry
+from scheduler.framework.priority_queue import PriorityQueue
 from scheduler.framework.results import CycleResult, PodGroupStatus, QueueFigures
 
 __all__ = ["Session", "close_session", "open_session"]
@@ -153,6 +154,22 @@ class Session(ExtensionPoints):
             if not fits:
                 errors.add(f"Insufficient {short[0]}")
         return errors
+
+    def jobs_by_queue(
+        self, include: Callable[[JobInfo, QueueInfo], bool]
+    ) -> tuple[PriorityQueue[QueueInfo], dict[QueueID, PriorityQueue[JobInfo]]]:
+        """Return the queues (in queue order) of the jobs `include` accepts, and each queue's jobs in job order."""
+        queues: PriorityQueue[QueueInfo] = PriorityQueue(self.queue_order_fn)
+        jobs: dict[QueueID, PriorityQueue[JobInfo]] = {}
+        for job in self.jobs.values():
+            queue = self.queues.get(job.queue)
+            if queue is None or not include(job, queue):
+                continue
+            if queue.uid not in jobs:
+                jobs[queue.uid] = PriorityQueue(self.job_order_fn)
+                queues.push(queue)
+            jobs[queue.uid].push(job)
+        return queues, jobs
 
     def candidate_nodes(self, task: TaskInfo) -> tuple[IndexArray, IndexArray]:
         """Return (nodes where the task fits idle now, nodes where it fits only future idle), both filtered."""
