@@ -376,13 +376,23 @@ class BenchCluster:
         )
         await self.api.request("DELETE", f"/api/v1/namespaces/{namespace}", body={})
 
-    async def terminated_watchers(self) -> float:
-        """Return the API server's count of pod watches it closed because their reader fell behind."""
+    async def api_counters(self) -> dict[str, float]:
+        """Return the API server's request counts by `VERB resource[/subresource]`, and under
+        `terminated pod watches` the pod watches it closed because their reader fell behind."""
         status, text = await self.api.request("GET", "/metrics")
+        out: dict[str, float] = {}
         if status != 200 or not isinstance(text, str):
-            return 0.0
-        prefix = 'apiserver_terminated_watchers_total{group="",resource="pods"}'
-        return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(prefix))
+            return out
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == "apiserver_request_total":
+                    labels = sample.labels
+                    sub = labels.get("subresource") or ""
+                    key = f"{labels.get('verb')} {labels.get('resource')}{'/' + sub if sub else ''}"
+                    out[key] = out.get(key, 0.0) + sample.value
+                elif sample.name == "apiserver_terminated_watchers_total" and sample.labels.get("resource") == "pods":
+                    out["terminated pod watches"] = out.get("terminated pod watches", 0.0) + sample.value
+        return out
 
     def component_rss_mib(self) -> dict[str, float]:
         """Return the resident memory of each control-plane component, MiB."""

@@ -171,7 +171,7 @@ async def measure_phase(
     figures: dict[str, Any] = {"phase": name, "scheduler": scheduler, "nodes": len(cluster.nodes)}
     extra = {"py-volcano": volcano.pid} if volcano is not None else {}
     load_before = load_average()
-    terminated = await cluster.terminated_watchers()
+    counters = await cluster.api_counters()
     async with contextlib.AsyncExitStack() as stack:
         watch = await stack.enter_async_context(
             PodWatch(cluster.kubeconfig, namespace, expect=len(bodies), timeout=timeout)
@@ -187,7 +187,12 @@ async def measure_phase(
     figures |= summarise(result, created, len(bodies))
     if result.bound:
         figures["cpu_ms_per_pod"] = {k: round(1000 * v / len(result.bound), 2) for k, v in figures["cpu_s"].items()}
-    figures["api_terminated_pod_watches"] = await cluster.terminated_watchers() - terminated
+    after = await cluster.api_counters()
+    delta = {key: value - counters.get(key, 0.0) for key, value in after.items()}
+    figures["api_terminated_pod_watches"] = delta.pop("terminated pod watches", 0.0)
+    if result.bound:  # API requests per bound pod, the most frequent first (the ones the phase caused)
+        per_pod = sorted(((v / len(result.bound), k) for k, v in delta.items() if v), reverse=True)
+        figures["api_requests_per_pod"] = {k: round(v, 3) for v, k in per_pod if v >= 0.01}
     if sampler is not None:
         figures["volcano"] = dict(sampler.summary())
     figures["load_average"] = load_before
