@@ -24,24 +24,26 @@ class WatchingSettings:
     """How the store follows the cluster."""
 
     resync_period: float = 30.0
-    """Seconds between two full LISTs of each kind that reconcile the store with the API server. The watch
-    keeps the store current; the LIST repairs what a broken watch missed (a DELETE lost across a 410 Gone
-    leaves a ghost pod holding capacity). 30 s bounds a ghost's life without loading the API server."""
+    """Seconds between two full LISTs of each kind kopf watches (Queues, PodGroups, priority classes,
+    PDBs), which repair what kopf's re-listing hides (a DELETE lost across a 410 Gone leaves a ghost).
+    Also how long a bind or eviction that got no answer waits for its echo before pods are LISTed again
+    to learn whether it happened. Pods and nodes need no periodic LIST (see informer)."""
 
     watch_settle: float = 5.0
-    """Seconds after the first LIST of a kind to LIST it again when its watch has shown nothing yet. The
-    second LIST closes the gap between our first LIST and kopf's (see watchers); it normally runs as soon
-    as kopf delivers the kind's first event, this bounds the wait for kinds with no objects."""
+    """Seconds after the first LIST of a kopf-watched kind to LIST it again when its watch has shown
+    nothing yet. The second LIST closes the gap between our first LIST and kopf's (see watchers); it
+    normally runs as soon as kopf delivers the kind's first event, this bounds the wait for empty kinds."""
 
     list_page_size: int = 500
-    """Objects per page of a reconciling LIST (`limit`); pages keep memory flat on large clusters."""
+    """Objects per page of a LIST (`limit`); each page is reconciled as it arrives, so memory stays flat
+    on large clusters."""
 
     list_retry: float = 2.0
     """Seconds to wait before retrying a LIST that failed (API server down, not yet served)."""
 
     watch_timeout: float = 300.0
-    """Seconds after which a watch request is ended by the client and re-opened: a stream that silently
-    stopped delivering (a half-open connection) is replaced at the latest this long after."""
+    """Seconds a watch request lasts before the API server ends it and it is re-opened from the last
+    version seen; a stream that delivers nothing for this long plus 30 s counts as broken."""
 
 
 @dataclass(slots=True, frozen=True)

@@ -2,13 +2,16 @@
 
 from scheduler.cache.binder import ApplyReport, Binder
 from scheduler.cache.client import ApiClient, Credentials, api_failure, load_credentials, status_message
+from scheduler.cache.informer import INFORMED_KINDS, inform
 from scheduler.cache.leader import LeaderElector
 from scheduler.cache.status import StatusWriter
 from scheduler.cache.store import KINDS, QUEUES, Kind, Store
-from scheduler.cache.watchers import resync, wait_or_stop, watch
+from scheduler.cache.watchers import KOPF_KINDS, resync, wait_or_stop, watch
 
 __all__ = [
+    "INFORMED_KINDS",
     "KINDS",
+    "KOPF_KINDS",
     "QUEUES",
     "ApiClient",
     "ApplyReport",
@@ -19,6 +22,7 @@ __all__ = [
     "StatusWriter",
     "Store",
     "api_failure",
+    "inform",
     "load_credentials",
     "resync",
     "status_message",

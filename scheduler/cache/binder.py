@@ -111,15 +111,24 @@ class Binder:
         self.after_eviction = after_eviction
         self._semaphore = asyncio.Semaphore(concurrency)
 
-    async def apply(
+    def submit(
         self, binds: Sequence[tuple[TaskInfo, str]], evictions: Sequence[tuple[TaskInfo, str]]
-    ) -> ApplyReport:
-        """Send every eviction and bind of a cycle; return when all are answered."""
-        report = ApplyReport()
+    ) -> asyncio.Task[ApplyReport]:
+        """Hold every decision in the store's overlays now and send them in the background.
+
+        The overlays are in place when this returns, so the next snapshot already sees the pods on
+        their nodes (or Releasing) however long the calls take; the task's result is the report.
+        """
         for task, _ in evictions:
             self.store.mark_releasing(task.key)
         for task, node in binds:
             self.store.assume(task.key, node)
+        return asyncio.create_task(self._send(binds, evictions), name="apply-decisions")
+
+    async def _send(
+        self, binds: Sequence[tuple[TaskInfo, str]], evictions: Sequence[tuple[TaskInfo, str]]
+    ) -> ApplyReport:
+        report = ApplyReport()
         await asyncio.gather(
             *(self._evict(task, reason, report) for task, reason in evictions),
             *(self._bind(task, node, report) for task, node in binds),

@@ -1,9 +1,11 @@
 """The scheduler's one async API client: aiohttp over a single connection pool, bounded concurrency.
 
-Binds, evictions, status writes, Lease renewals and reconciling LISTs all go through `ApiClient.request`.
-TLS and credentials come from the official `kubernetes` package's loaders (kubeconfig or in-cluster), so
-every auth flavour it reads (client certificates, bearer tokens, exec plugins, rotating service-account
-tokens) works here too; the watch streams use the same `Credentials` (see `watchers.py`).
+Binds, evictions, status writes, Lease renewals and LISTs all go through `ApiClient.request`; the pod and
+node watches through `ApiClient.stream`, on a pool of their own, so a long-lived stream never takes a
+connection a bind is waiting for. TLS and credentials come from the official `kubernetes` package's loaders
+(kubeconfig or in-cluster), so every auth flavour it reads (client certificates, bearer tokens, exec plugins,
+rotating service-account tokens) works here too; kopf's watch streams use the same `Credentials` (see
+`watchers.py`).
 
 Why aiohttp rather than the official client in a thread pool: a bind is a tiny POST whose cost is the
 round trip; the official client spends most of it in urllib3/thread hand-offs and model (de)serialisation,
@@ -16,7 +18,7 @@ import asyncio
 import json
 import ssl
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -182,6 +184,10 @@ class ApiClient:
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=timeout, connect=min(timeout, 10.0)),
         )
+        self._streams = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, ssl=credentials.ssl_context()),
+            timeout=aiohttp.ClientTimeout(total=None, connect=min(timeout, 10.0)),
+        )
         self._semaphore = asyncio.Semaphore(concurrency)
         self._refresh_lock = asyncio.Lock()
         self._refreshed_at = time.monotonic()
@@ -246,9 +252,39 @@ class ApiClient:
             raise ApiError(f"{method} {path}: no answer: {type(exc).__name__}: {exc}", status=None) from exc
         return status, _parse(raw)
 
+    async def stream(self, path: str, *, params: Mapping[str, str], timeout: float) -> AsyncIterator[tuple[int, Any]]:
+        """Send a streaming GET (a watch); yield (HTTP status, parsed JSON) for each line until the server
+        ends the stream, or once (status, body) when it answers with anything but 200.
+
+        `timeout` bounds the wait for the next bytes, so a half-open connection ends as a failure. Raises
+        ApiError (status None) when the stream cannot be opened or breaks.
+        """
+        headers = await self._headers("application/json")
+        try:
+            async with self._streams.get(
+                self.credentials.server + path,
+                params=dict(params),
+                headers=headers,
+                server_hostname=self.credentials.tls_server_name,
+                timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout, connect=10.0),
+            ) as response:
+                if response.status != 200:
+                    yield response.status, _parse(await response.read())
+                    return
+                tail = b""
+                async for chunk in response.content.iter_any():
+                    lines = (tail + chunk).split(b"\n")
+                    tail = lines.pop()
+                    for line in lines:
+                        if line.strip():
+                            yield 200, json.loads(line)
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+            raise ApiError(f"GET {path} (watch): stream broken: {type(exc).__name__}: {exc}", status=None) from exc
+
     async def close(self) -> None:
-        """Close the connection pool; requests in flight fail."""
+        """Close the connection pools; requests and streams in flight fail."""
         await self._session.close()
+        await self._streams.close()
 
     async def __aenter__(self) -> ApiClient:
         return self

@@ -43,7 +43,7 @@ from scheduler.api import (
 )
 from scheduler.errors import ObjectError
 
-__all__ = ["KINDS", "Kind", "Store"]
+__all__ = ["KINDS", "Kind", "Listing", "Store"]
 
 log = structlog.get_logger(__name__)
 
@@ -130,11 +130,13 @@ class Record:
 
 @dataclass(slots=True)
 class Pending:
-    """A bind or eviction sent (or being sent) whose echo has not been seen; `settled` when the call ended."""
+    """A bind or eviction sent (or being sent) whose echo has not been seen; `settled` when the call ended,
+    `unanswered` when it ended without an answer (it may or may not have happened)."""
 
     node: str = ""
     started: float = field(default_factory=time.monotonic)
     settled: float | None = None
+    unanswered: bool = False
 
 
 class Store:
@@ -177,35 +179,15 @@ class Store:
         self.changed.set()
 
     def reconcile(self, kind: Kind, items: Iterable[Mapping[str, Any]], *, version: int, started: float) -> None:
-        """Make the records of `kind` match a full LIST taken at resourceVersion `version`.
+        """Make the records of `kind` match a full LIST taken at resourceVersion `version`
+        (`Listing` for a LIST that arrives page by page)."""
+        listing = self.listing(kind, started=started)
+        listing.add(items)
+        listing.finish(version=version)
 
-        A record the LIST lacks is dropped unless it is newer than the LIST (a missed DELETE leaves a
-        ghost that would hold capacity forever); a listed object is taken unless a newer one or a newer
-        deletion was seen. `started` is when the LIST was sent, which settles stale overlays.
-        """
-        records = self.records[kind.name]
-        tombstones = self.tombstones[kind.name]
-        listed: set[str] = set()
-        for obj in items:
-            key = object_key(obj, kind)
-            listed.add(key)
-            obj_version = resource_version(obj)
-            current = records.get(key)
-            if current is not None and current.version >= obj_version:
-                continue
-            if tombstones.get(key, -1) > obj_version:
-                continue
-            self._put(kind, key, obj, obj_version, str((obj.get("metadata") or {}).get("uid") or ""))
-        for key in [key for key, record in records.items() if key not in listed and record.version <= version]:
-            log.info("ghost_dropped", kind=kind.name, object=key)
-            self._drop(kind, key)
-        self.tombstones[kind.name] = {key: v for key, v in tombstones.items() if v > version}
-        if kind is PODS:
-            self._settle_overlays(listed_unbound=self._unbound_pods(), started=started)
-        if kind.name not in self.synced:
-            self.synced.add(kind.name)
-            log.info("kind_synced", kind=kind.name, objects=len(records))
-        self.changed.set()
+    def listing(self, kind: Kind, *, started: float) -> Listing:
+        """Begin reconciling `kind` with a full LIST sent at `started`; feed it pages as they come."""
+        return Listing(self, kind, started)
 
     def _unbound_pods(self) -> set[str]:
         return {
@@ -216,8 +198,11 @@ class Store:
 
     def _put(self, kind: Kind, key: str, obj: Mapping[str, Any], version: int, uid: str) -> None:
         raw = _trim_pod(obj) if kind is PODS else None
-        record = Record(version=version, uid=uid, spec=None, raw=raw)
         previous = self.records[kind.name].get(key)
+        if raw is not None and previous is not None and previous.uid == uid and previous.raw == raw:
+            previous.version = version  # only what the scheduler does not read changed (conditions, IPs)
+            return
+        record = Record(version=version, uid=uid, spec=None, raw=raw)
         self.records[kind.name][key] = record
         self._parse(kind, key, record, obj, previous.error if previous else "")
         if kind is PRIORITY_CLASSES:
@@ -309,7 +294,7 @@ class Store:
         if ok is False:
             del self.assumed[key]
         else:
-            pending.settled = self.clock()
+            pending.settled, pending.unanswered = self.clock(), ok is None
         self.changed.set()
 
     def mark_releasing(self, key: str) -> None:
@@ -324,8 +309,17 @@ class Store:
         if ok is False:
             del self.releasing[key]
         else:
-            pending.settled = self.clock()
+            pending.settled, pending.unanswered = self.clock(), ok is None
         self.changed.set()
+
+    def awaiting_list(self, *, older_than: float) -> bool:
+        """Return whether a bind or eviction ended without an answer more than `older_than` seconds ago
+        and is still not settled by its echo: a LIST sent now tells whether it happened."""
+        limit = self.clock() - older_than
+        return any(
+            pending.unanswered and pending.settled is not None and pending.settled < limit
+            for pending in (*self.assumed.values(), *self.releasing.values())
+        )
 
     def record_phases(self, phases: Mapping[JobID, tuple[PodGroupPhase, bool]]) -> None:
         """Keep the PodGroup phases a cycle decided (`job -> (phase, shadow)`) for the next snapshots."""
@@ -418,6 +412,52 @@ class Store:
     def counts(self) -> dict[str, int]:
         """Return the number of records per kind (for logs)."""
         return {kind: len(records) for kind, records in self.records.items()}
+
+
+class Listing:
+    """One full LIST of a kind being reconciled with the store, page by page.
+
+    A listed object is taken unless a newer one or a newer deletion was seen. At `finish`, a record the
+    LIST lacked is dropped unless it is newer than the LIST (a missed DELETE leaves a ghost that would
+    hold capacity forever). `started` is when the LIST was sent, which settles stale overlays.
+    """
+
+    def __init__(self, store: Store, kind: Kind, started: float) -> None:
+        self.store = store
+        self.kind = kind
+        self.started = started
+        self.listed: set[str] = set()
+
+    def add(self, items: Iterable[Mapping[str, Any]]) -> None:
+        """Take one page of listed objects."""
+        store, kind = self.store, self.kind
+        records = store.records[kind.name]
+        tombstones = store.tombstones[kind.name]
+        for obj in items:
+            key = object_key(obj, kind)
+            self.listed.add(key)
+            obj_version = resource_version(obj)
+            current = records.get(key)
+            if current is not None and current.version >= obj_version:
+                continue
+            if tombstones.get(key, -1) > obj_version:
+                continue
+            store._put(kind, key, obj, obj_version, str((obj.get("metadata") or {}).get("uid") or ""))
+
+    def finish(self, *, version: int) -> None:
+        """End the LIST taken at resourceVersion `version`: drop ghosts, settle overlays, mark synced."""
+        store, kind = self.store, self.kind
+        records = store.records[kind.name]
+        for key in [key for key, record in records.items() if key not in self.listed and record.version <= version]:
+            log.info("ghost_dropped", kind=kind.name, object=key)
+            store._drop(kind, key)
+        store.tombstones[kind.name] = {key: v for key, v in store.tombstones[kind.name].items() if v > version}
+        if kind is PODS:
+            store._settle_overlays(listed_unbound=store._unbound_pods(), started=self.started)
+        if kind.name not in store.synced:
+            store.synced.add(kind.name)
+            log.info("kind_synced", kind=kind.name, objects=len(records))
+        store.changed.set()
 
 
 def _settled_before(pending: Pending, started: float) -> bool:

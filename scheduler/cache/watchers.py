@@ -1,20 +1,22 @@
-"""Feeding the store: kopf `on.event` handlers for low latency, periodic LISTs for truth.
+"""Feeding the store with the low-volume kinds: kopf `on.event` handlers for low latency, periodic LISTs
+for truth.
 
-kopf streams every watched kind (all pods, not only ours: others' pods use node capacity) and each
-handler turns one event into a store update and returns. kopf re-lists after a broken watch or a
-410 Gone, but never reports what vanished meanwhile, so `resync` LISTs each kind and the store drops
-what the LIST no longer shows: at start (`Store.is_synced`, which the first cycle waits for), again
-once kopf's own initial listing of the kind is in, then every `resync_period`.
+kopf streams priority classes, Queues, PodGroups and PodDisruptionBudgets (pods and nodes, whose events
+come by the thousand, go through `informer.py`); each handler turns one event into a store update and
+returns. kopf re-lists after a broken watch or a 410 Gone, but never reports what vanished meanwhile, so
+`resync` LISTs each kind and the store drops what the LIST no longer shows: at start (`Store.is_synced`,
+which the first cycle waits for), again once kopf's own initial listing of the kind is in, then every
+`resync_period`.
 
 Why again: an object deleted between our first LIST and kopf's would stay a ghost (kopf never saw
 it, so no DELETE comes). kopf hands out listing events only once its LIST is over, so the first event
 of a kind means the next LIST closes that gap; a kind that shows no event within `watch_settle` is
 LISTed then anyway. (kopf's index gate, which would signal "every kind listed", costs ~5 ms per
-object at startup: 10 s for 2,000 pods.)
+object at startup.)
 
 kopf runs embedded and leaves no trace on others' objects: no finalizers (event handlers only), no
-progress or diff-base annotations (in-memory no-op storages), no peering objects (standalone), no
-Kubernetes events about handlers (posting off).
+progress or diff-base annotations (in-memory no-op storages, and no diff base even built: event handlers
+need none), no peering objects (standalone), no Kubernetes events about handlers (posting off).
 """
 
 from __future__ import annotations
@@ -24,20 +26,21 @@ import base64
 import contextlib
 import logging
 import signal
-import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import kopf
 import structlog
 
-from scheduler.cache.client import ApiClient, Credentials, api_failure
-from scheduler.cache.store import KINDS, Kind, Store, resource_version
-from scheduler.errors import ApiError
+from scheduler.cache.client import ApiClient, Credentials
+from scheduler.cache.listing import relist
+from scheduler.cache.store import PDBS, POD_GROUPS, PRIORITY_CLASSES, QUEUES, Kind, Store
 from scheduler.settings import WatchingSettings
 
-__all__ = ["build_registry", "list_objects", "resync", "wait_or_stop", "watch"]
+__all__ = ["KOPF_KINDS", "build_registry", "resync", "wait_or_stop", "watch"]
+
+#: The kinds kopf watches: few objects, rare changes.
+KOPF_KINDS: tuple[Kind, ...] = (PRIORITY_CLASSES, QUEUES, POD_GROUPS, PDBS)
 
 log = structlog.get_logger(__name__)
 
@@ -62,7 +65,11 @@ class NoProgressStorage(kopf.ProgressStorage):
 
 
 class NoDiffBaseStorage(kopf.DiffBaseStorage):
-    """Keep no last-handled configuration: there are no change handlers to diff for."""
+    """Keep no last-handled configuration, and build none: there are no change handlers to diff for
+    (kopf builds one per event otherwise, a deep copy of the whole object)."""
+
+    def build(self, **_: Any) -> None:  # type: ignore[override]
+        return None
 
     def fetch(self, **_: Any) -> None:
         return None
@@ -115,7 +122,7 @@ def build_registry(store: Store, credentials: Credentials, watching: WatchingSet
         await asyncio.to_thread(credentials.refresh)
         return _connection_info(credentials)
 
-    for kind in KINDS:
+    for kind in KOPF_KINDS:
         kopf.on.event(
             group=kind.group,
             version=kind.version,
@@ -160,40 +167,12 @@ async def watch(
     await kopf.run_tasks(tasks, ignored=ignored)
 
 
-async def list_objects(client: ApiClient, kind: Kind, *, page_size: int) -> tuple[list[dict[str, Any]], int]:
-    """LIST every object of `kind` in pages; return them and the LIST's resourceVersion.
-
-    A kind the API server does not serve (CRD not installed) lists as empty at the newest version, so
-    its records all go. ApiError when the LIST fails.
-    """
-    items: list[dict[str, Any]] = []
-    version = 0
-    token = ""
-    while True:
-        params = {"limit": str(page_size)} | ({"continue": token} if token else {})
-        status, body = await client.request("GET", kind.list_path, params=params)
-        if status == 404 and not token:
-            log.warning("kind_not_served", kind=kind.name, path=kind.list_path)
-            return [], sys.maxsize
-        if status == 410 and token:
-            items, version, token = [], 0, ""  # the continue token expired: start over
-            continue
-        if status != 200 or not isinstance(body, dict):
-            raise api_failure(ApiError, f"list {kind.plural}", status=status, body=body)
-        items.extend(body.get("items") or [])
-        meta = body.get("metadata") or {}
-        version = version or resource_version(body)
-        token = str(meta.get("continue") or "")
-        if not token:
-            return items, version
-
-
 async def resync(
     client: ApiClient, store: Store, kind: Kind, *, settings: WatchingSettings, stop: asyncio.Event
 ) -> None:
     """LIST `kind` now, again once kopf's watch has listed it (or after `watch_settle`), then every
     `resync_period`, reconciling the store each time, until `stop` is set."""
-    while not stop.is_set() and not await _list(client, store, kind, settings=settings):
+    while not stop.is_set() and not await relist(client, store, kind, page_size=settings.list_page_size):
         await wait_or_stop(stop, settings.list_retry)
     watched = asyncio.ensure_future(store.watched[kind.name].wait())
     stopped = asyncio.ensure_future(stop.wait())
@@ -201,23 +180,8 @@ async def resync(
     watched.cancel()
     stopped.cancel()
     while not stop.is_set():
-        ok = await _list(client, store, kind, settings=settings)
+        ok = await relist(client, store, kind, page_size=settings.list_page_size)
         await wait_or_stop(stop, settings.resync_period if ok else settings.list_retry)
-
-
-async def _list(client: ApiClient, store: Store, kind: Kind, *, settings: WatchingSettings) -> bool:
-    """LIST `kind` and reconcile the store with it; False when the LIST failed (logged)."""
-    started = store.clock()
-    began = time.perf_counter()
-    try:
-        items, version = await list_objects(client, kind, page_size=settings.list_page_size)
-    except ApiError as exc:
-        log.error("list_failed", kind=kind.name, reason=str(exc))
-        return False
-    store.reconcile(kind, items, version=version, started=started)
-    duration_ms = round((time.perf_counter() - began) * 1000, 1)
-    log.debug("kind_listed", kind=kind.name, objects=len(items), duration_ms=duration_ms)
-    return True
 
 
 async def wait_or_stop(stop: asyncio.Event, seconds: float) -> bool:

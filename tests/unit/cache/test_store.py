@@ -168,6 +168,51 @@ def test_a_bind_without_answer_is_kept_until_a_later_list_shows_the_pod_unbound(
     assert idle_cpu(store) == 4000
 
 
+def test_only_a_bind_or_eviction_without_answer_asks_for_a_list(store: Store, clock: list[float]) -> None:
+    """A LIST is due once a call without answer is `older_than` old and its echo never came; answered
+    calls (refused or accepted) never ask for one."""
+    for name in ("answered", "unanswered", "refused"):
+        store.apply_event(PODS, "ADDED", pod(name, rv=10))
+        store.assume(f"ns/{name}", "n1")
+    store.bind_settled("ns/answered", ok=True)
+    store.bind_settled("ns/refused", ok=False)
+    clock[0] = 200.0
+    assert not store.awaiting_list(older_than=30.0)
+    store.bind_settled("ns/unanswered", ok=None)
+    clock[0] = 229.0
+    assert not store.awaiting_list(older_than=30.0)
+    clock[0] = 231.0
+    assert store.awaiting_list(older_than=30.0)
+    store.apply_event(PODS, "MODIFIED", pod("unanswered", rv=11, node="n1"))
+    assert not store.awaiting_list(older_than=30.0), "the echo settles it"
+
+
+def test_a_list_taken_page_by_page_reconciles_like_one(store: Store, clock: list[float]) -> None:
+    """Pages are taken as they come; ghosts are only dropped once the last page is in."""
+    store.apply_event(PODS, "ADDED", pod("ghost", rv=5, node="n1", phase="Running", cpu="1"))
+    listing = store.listing(PODS, started=clock[0])
+    listing.add([pod("a", rv=6)])
+    assert store.pod("ns/a") is not None and store.pod("ns/ghost") is not None
+    listing.add([pod("b", rv=7)])
+    listing.finish(version=20)
+    assert store.pod("ns/ghost") is None
+    assert {p.task.name for p in store.specs(PODS)} == {"a", "b"}
+
+
+def test_a_pod_change_the_scheduler_does_not_read_keeps_the_parsed_pod(store: Store) -> None:
+    """A new version that differs only in what is trimmed away (conditions, IPs) is not parsed again."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=10))
+    parsed = store.pod("ns/p")
+    changed = pod("p", rv=11)
+    changed["status"]["conditions"] = [{"type": "PodScheduled", "status": "False"}]
+    store.apply_event(PODS, "MODIFIED", changed)
+    assert store.pod("ns/p") is parsed
+    assert store.records[PODS.name]["ns/p"].version == 11
+    store.apply_event(PODS, "MODIFIED", pod("p", rv=12, phase="Running", node="n1"))
+    again = store.pod("ns/p")
+    assert again is not parsed and again is not None and again.task.node_name == "n1"
+
+
 def test_an_evicted_pod_is_releasing_until_it_vanishes(store: Store) -> None:
     """An accepted eviction marks the pod Releasing until the watch deletes it; a refused one unmarks it."""
     store.apply_event(PODS, "ADDED", pod("a", rv=10, node="n1", phase="Running"))

@@ -1,0 +1,135 @@
+"""The pod informer (LIST, then WATCH from the LIST's version) against the real API server: what the store
+holds matches the cluster through creations, changes, deletions, an API server restart and a version the
+API server no longer keeps."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+import pytest
+
+from e2e.harness import Rest, pod, token, wait_for
+from scheduler.cache import ApiClient, Store
+from scheduler.cache import informer as informer_module
+from scheduler.cache.store import PODS
+from scheduler.settings import WatchingSettings
+
+pytest_plugins = ["e2e.fixtures"]
+
+T = TypeVar("T")
+
+SETTINGS = WatchingSettings(list_retry=0.5, watch_timeout=60.0)
+
+
+class Informed:
+    """`inform` for pods on an event loop of its own thread, feeding a fresh Store."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        self.kubeconfig = kubeconfig
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.store = Store(scheduler_name=token("pv"))
+        self.client: ApiClient = self.call(lambda: ApiClient.connect(kubeconfig=kubeconfig))
+        self.stop_event: asyncio.Event = self.call(self._event)
+        self.task: Future[None] = asyncio.run_coroutine_threadsafe(
+            informer_module.inform(self.client, self.store, PODS, settings=SETTINGS, stop=self.stop_event), self.loop
+        )
+
+    @staticmethod
+    async def _event() -> asyncio.Event:
+        return asyncio.Event()
+
+    def call(self, coro: Callable[[], Any]) -> Any:
+        """Run a coroutine on the informer's loop and return its result."""
+        return asyncio.run_coroutine_threadsafe(coro(), self.loop).result(timeout=60)
+
+    def read(self, fn: Callable[[Store], T]) -> T:
+        """Read the store on its own loop, between two events."""
+
+        async def reading() -> T:
+            return fn(self.store)
+
+        result: T = self.call(reading)
+        return result
+
+    def names(self, namespace: str) -> set[str]:
+        """Return the names of the pods of `namespace` in the store."""
+        return self.read(
+            lambda store: {k.split("/", 1)[1] for k in store.records[PODS.name] if k.startswith(namespace + "/")}
+        )
+
+    def close(self) -> None:
+        """Stop the informer, close its client and its loop."""
+        self.loop.call_soon_threadsafe(self.stop_event.set)
+        self.task.result(timeout=30)
+        self.call(self.client.close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()
+
+
+def _api_names(rest: Rest, namespace: str) -> set[str]:
+    return set(rest.pods(namespace))
+
+
+def _label(informed: Informed, key: str, label: str) -> str | None:
+    def read(store: Store) -> str | None:
+        parsed = store.pod(key)
+        return parsed.task.labels.get(label) if parsed is not None else None
+
+    return informed.read(read)
+
+
+def test_listed_then_watched_pods_match_the_api_server(rest: Rest, namespace: str, control_plane: Any) -> None:
+    """Pods that exist before the LIST and pods created, changed and deleted after it all show."""
+    for name in ("before-1", "before-2"):
+        rest.create(pod(name, namespace, scheduler="nobody"))
+    informed = Informed(str(control_plane.kubeconfig))
+    try:
+        wait_for("the LIST", lambda: informed.read(lambda store: PODS.name in store.synced))
+        assert informed.names(namespace) == {"before-1", "before-2"}
+        rest.create(pod("after", namespace, scheduler="nobody"))
+        rest.delete("Pod", "before-1", namespace, grace=0)
+        rest.ok(
+            "PATCH",
+            rest.path("Pod", namespace, "before-2"),
+            {"metadata": {"labels": {"changed": "yes"}}},
+            content_type="application/merge-patch+json",
+        )
+        wait_for("the watch", lambda: informed.names(namespace) == _api_names(rest, namespace) == {"before-2", "after"})
+        wait_for("the label change", lambda: _label(informed, f"{namespace}/before-2", "changed") == "yes")
+    finally:
+        informed.close()
+
+
+def test_the_watch_resumes_after_an_api_server_restart(rest: Rest, namespace: str, control_plane: Any) -> None:
+    """A broken stream is resumed from the last version seen: what happens afterwards still shows."""
+    rest.create(pod("kept", namespace, scheduler="nobody"))
+    rest.create(pod("doomed", namespace, scheduler="nobody"))
+    informed = Informed(str(control_plane.kubeconfig))
+    try:
+        wait_for("the LIST", lambda: informed.names(namespace) == {"kept", "doomed"})
+        control_plane.restart_apiserver()
+        rest.delete("Pod", "doomed", namespace, grace=0)
+        rest.create(pod("new", namespace, scheduler="nobody"))
+        wait_for("the resumed watch", lambda: informed.names(namespace) == {"kept", "new"}, timeout=90)
+    finally:
+        informed.close()
+
+
+def test_a_version_the_api_server_no_longer_keeps_is_reported_as_expired(control_plane: Any, rest: Rest) -> None:
+    """A watch from resourceVersion 1 (older than any the API server keeps) ends as expired, which
+    makes `inform` LIST again rather than miss what happened since."""
+    store = Store(scheduler_name=token("pv"))
+
+    async def scenario() -> None:
+        async with await ApiClient.connect(kubeconfig=str(control_plane.kubeconfig)) as client:
+            with pytest.raises(informer_module._Expired):
+                await informer_module._watch(client, store, PODS, 1, settings=SETTINGS)
+
+    asyncio.run(scenario())
