@@ -56,7 +56,8 @@ from bench.cluster import (
     percentile,
     pod_manifest,
 )
-from bench.profile import PySpy
+from bench.profile import PySpy, print_summary
+from bench.profile import summarise as summarise_profile
 from bench.report import median_of, print_table
 from scheduler.errors import ApiError
 
@@ -331,9 +332,15 @@ PHASES = ("single", "gang", "restart")
 
 
 async def run(
-    workload: Workload, *, repeat: int, lease_seconds: int, phases: tuple[str, ...] = PHASES
+    workload: Workload,
+    *,
+    repeat: int,
+    lease_seconds: int,
+    phases: tuple[str, ...] = PHASES,
+    profile: Path | None = None,
 ) -> dict[str, Any]:
-    """Run the e2e `phases` on one control plane; return the records (medians over `repeat`)."""
+    """Run the e2e `phases` on one control plane; return the records (medians over `repeat`). With
+    `profile`, every `single` phase runs under py-spy, recording into that file (the last one stays)."""
     cluster = BenchCluster(lease_seconds=lease_seconds)
     report: dict[str, Any] = {"machine": machine(), "code": code_version(), "load_average_start": load_average()}
     report["phases"] = []
@@ -344,7 +351,9 @@ async def run(
             runs: dict[str, list[dict[str, Any]]] = {name: [] for name in ("single", "gang") if name in phases}
             for _ in range(repeat):
                 if "single" in runs:
-                    runs["single"].append(await volcano_phase(cluster, name="single", pods=workload.pods))
+                    runs["single"].append(
+                        await volcano_phase(cluster, name="single", pods=workload.pods, profile=profile)
+                    )
                 if "gang" in runs:
                     runs["gang"].append(
                         await volcano_phase(
@@ -382,11 +391,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--lease-seconds", type=int, default=1200, help="kwok node Lease duration (40: default cluster)"
     )
+    parser.add_argument("--profile", type=Path, help="record the single phases with py-spy into this file")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     workload = workload_from_args(args)
     phases = tuple(args.phases.split(","))
-    report = asyncio.run(run(workload, repeat=args.repeat, lease_seconds=args.lease_seconds, phases=phases))
+    report = asyncio.run(
+        run(workload, repeat=args.repeat, lease_seconds=args.lease_seconds, phases=phases, profile=args.profile)
+    )
+    if args.profile is not None:
+        print_summary(summarise_profile(args.profile))
     if args.json:
         print(json.dumps(report))
     return report

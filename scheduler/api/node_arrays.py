@@ -66,6 +66,12 @@ class NodeArrays:
             self.allocatable[index] = self._row(node.allocatable, node.allocatable.max_task_num)
             node.attach(self, index)
 
+    def detach(self) -> None:
+        """Stop every node writing through to these arrays (and drop the references both ways)."""
+        for node in self.nodes:
+            node.detach()
+        self.nodes = []
+
     def _row(self, resource: Resource, pods: float) -> list[float]:
         row = [resource.milli_cpu, resource.memory, pods]
         row.extend(resource.scalars.get(name, 0.0) for name in self.dims[3:])

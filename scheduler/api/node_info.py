@@ -104,6 +104,11 @@ class NodeInfo:
         self.index = index
         arrays.write(self)
 
+    def detach(self) -> None:
+        """Stop writing through to the arrays `attach` named."""
+        self._arrays = None
+        self.index = -1
+
     def future_idle(self) -> Resource:
         """Return Idle + Releasing - Pipelined."""
         return self.idle.clone().add(self.releasing).sub_without_assert(self.pipelined)

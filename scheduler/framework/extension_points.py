@@ -109,6 +109,13 @@ class ExtensionPoints:
         self._tiered: dict[str, list[list[Callable[..., Any]]]] = {}
         self.event_handlers: list[EventHandler] = []
 
+    def release(self) -> None:
+        """Drop every registered function and event handler (they hold their plugins, which hold the
+        session), so a closed session is freed by reference counting, not by the cyclic collector."""
+        self._fns.clear()
+        self._tiered.clear()
+        self.event_handlers.clear()
+
     def _add(self, point: str, plugin: str, fn: Callable[..., Any]) -> None:
         self._fns.setdefault(point, {})[plugin] = fn
         self._tiered.pop(point, None)

@@ -71,6 +71,14 @@ class Session(ExtensionPoints):
         self.ready_at_open: dict[JobID, int] = {job.uid: job.ready_task_num() for job in self.jobs.values()}
         self._predicate_plan: list[tuple[Callable[..., Any] | None, Callable[..., Any] | None]] | None = None
 
+    def release(self) -> None:
+        """Drop what ties a closed session into reference cycles (plugins and their functions, the
+        predicate plan, the nodes' arrays), so reference counting frees the whole snapshot at once."""
+        super().release()
+        self.plugins.clear()
+        self._predicate_plan = None
+        self.arrays.detach()
+
     def arguments_for(self, action: str) -> Arguments:
         """Return the `configurations` arguments of an action."""
         return Arguments(self.conf.configurations.get(action), owner=f"action {action}")
@@ -231,6 +239,7 @@ def close_session(ssn: Session) -> CycleResult:
                 result.unschedulable[failed.key] = errors.summary()
     for queue in ssn.queues.values():
         result.queues[queue.name] = ssn.queue_figures.get(queue.name) or _default_figures(ssn, queue)
+    ssn.release()
     return result
 
 
