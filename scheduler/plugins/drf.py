@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scheduler.api import JobID, JobInfo, Resource, TaskInfo, Vote, is_allocated_status
+from scheduler.api import JobID, JobInfo, Resource, TaskInfo, Vote
 from scheduler.framework import Arguments, EventHandler, Session
 
 __all__ = ["NAME", "SHARE_DELTA", "DrfAttr", "DrfPlugin", "JobShares", "new"]
@@ -53,11 +53,7 @@ class JobShares:
         """Compute every job's allocated resources and share."""
         shares = cls(ssn)
         for job in ssn.jobs.values():
-            allocated = Resource()
-            for status, tasks in job.task_status_index.items():
-                if is_allocated_status(status):
-                    for task in tasks.values():
-                        allocated.add(task.resreq)
+            allocated = job.allocated.clone()  # the job keeps the sum over its allocated-status tasks
             attr = shares.attrs[job.uid] = DrfAttr(allocated)
             attr.dominant, attr.share = shares.calculate_share(allocated)
         return shares
