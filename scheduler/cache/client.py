@@ -18,7 +18,7 @@ import asyncio
 import json
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -252,7 +252,9 @@ class ApiClient:
             raise ApiError(f"{method} {path}: no answer: {type(exc).__name__}: {exc}", status=None) from exc
         return status, _parse(raw)
 
-    async def stream(self, path: str, *, params: Mapping[str, str], timeout: float) -> AsyncIterator[tuple[int, Any]]:
+    async def stream(
+        self, path: str, *, params: Mapping[str, str], timeout: float
+    ) -> AsyncGenerator[tuple[int, Any], None]:
         """Send a streaming GET (a watch); yield (HTTP status, parsed JSON) for each line until the server
         ends the stream, or once (status, body) when it answers with anything but 200.
 

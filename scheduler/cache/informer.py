@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import structlog
@@ -87,7 +87,15 @@ async def _watch(client: ApiClient, store: Store, kind: Kind, version: int, *, s
         "allowWatchBookmarks": "true",
         "timeoutSeconds": str(round(settings.watch_timeout)),
     }
-    async for status, line in client.stream(kind.list_path, params=params, timeout=settings.watch_timeout + 30):
+    stream = client.stream(kind.list_path, params=params, timeout=settings.watch_timeout + 30)
+    async with contextlib.aclosing(stream):  # an early exit closes the response (and its connection) now
+        version = await _follow(stream, store, kind, version)
+    return version
+
+
+async def _follow(stream: AsyncIterator[tuple[int, Any]], store: Store, kind: Kind, version: int) -> int:
+    """Apply the events of one watch stream; return the last version seen."""
+    async for status, line in stream:
         if status != 200:
             if status == GONE:
                 raise _Expired()
