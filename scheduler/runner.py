@@ -159,6 +159,7 @@ class Runner:
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.cycles_run = 0
         self.in_flight: set[asyncio.Task[ApplyReport]] = set()
+        self._last_input: tuple[int, int] | None = None
         self._queue_missing_logged = False
 
     def is_leader(self) -> bool:
@@ -307,6 +308,11 @@ class Runner:
     async def loop(self) -> None:
         """Run cycles every `schedule_period` while leading, until stopped or `cycles` are done.
 
+        A cycle is skipped when nothing it reads changed since the last one began (the store's
+        generation, the configuration) and no status write failed: it would decide exactly what the
+        last one did, which is applied or in flight. An idle cluster of 50,000 pods then costs no CPU
+        instead of a 2 s cycle every period. Bounded runs (`cycles`) never skip.
+
         A bounded run ends where its next cycle would begin: the last cycle's period is waited out
         too, so /metrics shows the last cycle for one period before the process stops.
         """
@@ -315,7 +321,7 @@ class Runner:
         period, limit = self.settings.cycle.schedule_period, self.settings.cycle.cycles
         while not self.stop.is_set() and (limit is None or self.cycles_run < limit):
             started = time.monotonic()
-            if self.is_leader():
+            if self.is_leader() and (limit is not None or self._cycle_due()):
                 await self.ensure_default_queue()
                 outcome = await self.guarded_cycle(self.cycles_run)
                 self.cycles_run += 1
@@ -326,6 +332,11 @@ class Runner:
         if limit is not None and self.cycles_run >= limit:
             log.info("cycles_done", cycles=self.cycles_run)
             self.stop.set()
+
+    def _cycle_due(self) -> bool:
+        """Return whether anything a cycle reads changed since the last cycle's snapshot, or a status
+        write failed (only a cycle's submit writes it again)."""
+        return self.status.unwritten or self._last_input != (self.store.generation, id(self.conf.current()))
 
     async def guarded_cycle(self, number: int) -> tuple[CycleResult, asyncio.Task[ApplyReport]] | None:
         """Run one cycle; a cycle that raises is logged and the loop goes on (None)."""
@@ -339,6 +350,7 @@ class Runner:
         """Snapshot, run one cycle, record its decisions and submit them; return the result and the
         task that sends them."""
         conf = self.conf.current()
+        self._last_input = (self.store.generation, id(conf))
         with _collector_paused():
             snapshot = self.store.snapshot()
             jobs, nodes = len(snapshot.jobs), len(snapshot.nodes)

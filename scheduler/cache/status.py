@@ -208,15 +208,18 @@ class StatusWriter:
         self._event_time = (0.0, "")
         self._wakeup = asyncio.Event()
         self._drain_lock = asyncio.Lock()
+        self.unwritten = False
 
     # Submitting (synchronous, on the event loop thread) ------------------------------------------
 
     def submit(self, result: CycleOutcome, cluster: ClusterInfo) -> None:
         """Queue the writes a cycle calls for; `cluster` is the snapshot the cycle ran over (and changed).
+        `unwritten` is True from a failed write to the next submit, which writes it again.
 
         Call it on the event loop thread; it does not wait for any write, and request bodies are built
         only when sent.
         """
+        self.unwritten = False
         seconds = self._clock()
         now = status_diff.rfc3339(seconds)
         before = len(self._pending) + len(self._events)
@@ -483,4 +486,5 @@ class StatusWriter:
             key, record = item.name, item.record
         if records.get(key) is record:
             del records[key]
+        self.unwritten = True
         log.error("status_write_failed", kind=kind, object=name, status=code, reason=reason)

@@ -32,6 +32,7 @@ from scheduler.api import (
     PodGroupSpec,
     PriorityClassSpec,
     QueueInfo,
+    Resource,
     TaskStatus,
     parse_node,
     parse_pdb,
@@ -154,6 +155,7 @@ class Store:
         self.phases: dict[JobID, PodGroupPhase] = {}
         self.shadow_phases: dict[JobID, PodGroupPhase] = {}
         self.changed = asyncio.Event()
+        self.generation = 0
 
     # Watch events and listings --------------------------------------------------------------------
 
@@ -176,7 +178,6 @@ class Store:
             self._drop(kind, key)
         elif current is None or version >= current.version:
             self._put(kind, key, obj, version, uid)
-        self.changed.set()
 
     def reconcile(self, kind: Kind, items: Iterable[Mapping[str, Any]], *, version: int, started: float) -> None:
         """Make the records of `kind` match a full LIST taken at resourceVersion `version`
@@ -196,6 +197,11 @@ class Store:
             if record.spec is not None and not record.spec.task.node_name
         }
 
+    def touch(self) -> None:
+        """Record that something a cycle reads changed: a new generation, and `changed` wakes waiters."""
+        self.generation += 1
+        self.changed.set()
+
     def _put(self, kind: Kind, key: str, obj: Mapping[str, Any], version: int, uid: str) -> None:
         raw = _trim_pod(obj) if kind is PODS else None
         previous = self.records[kind.name].get(key)
@@ -205,6 +211,9 @@ class Store:
         record = Record(version=version, uid=uid, spec=None, raw=raw)
         self.records[kind.name][key] = record
         self._parse(kind, key, record, obj, previous.error if previous else "")
+        if kind is NODES and previous is not None and _same_node(previous.spec, record.spec):
+            return  # a heartbeat: only what the scheduler does not read changed
+        self.touch()
         if kind is PRIORITY_CLASSES:
             self._reparse_pods()
         elif kind is PODS:
@@ -247,6 +256,7 @@ class Store:
 
     def _drop(self, kind: Kind, key: str) -> None:
         record = self.records[kind.name].pop(key, None)
+        self.touch()
         if kind is PODS:
             self.assumed.pop(key, None)
             self.releasing.pop(key, None)
@@ -269,18 +279,21 @@ class Store:
         for key in [k for k, p in self.assumed.items() if k in listed_unbound and _settled_before(p, started)]:
             log.warning("assumption_expired", task=key, node=self.assumed[key].node)
             del self.assumed[key]
+            self.touch()
         pods = self.records[PODS.name]
         for key in [k for k, p in self.releasing.items() if _settled_before(p, started)]:
             record = pods.get(key)
             if record is not None and record.spec is not None and record.spec.task.status != TaskStatus.RELEASING:
                 log.warning("eviction_not_observed", task=key)
                 del self.releasing[key]
+                self.touch()
 
     # Overlays of our own decisions -----------------------------------------------------------------
 
     def assume(self, key: str, node: str) -> None:
         """Hold pod `key` on `node` from now on, until the watch shows it bound or the bind fails."""
         self.assumed[key] = Pending(node=node, started=self.clock())
+        self.touch()
 
     def bind_settled(self, key: str, *, ok: bool | None) -> None:
         """Record the end of the bind call: keep the assumption on success, roll it back on a refusal.
@@ -293,13 +306,15 @@ class Store:
             return
         if ok is False:
             del self.assumed[key]
+            self.touch()
         else:
             pending.settled, pending.unanswered = self.clock(), ok is None
-        self.changed.set()
+            self.changed.set()
 
     def mark_releasing(self, key: str) -> None:
         """Treat pod `key` as Releasing from now on, until it vanishes or the eviction fails."""
         self.releasing[key] = Pending(started=self.clock())
+        self.touch()
 
     def eviction_settled(self, key: str, *, ok: bool | None) -> None:
         """Record the end of the eviction call; unmark the pod when refused (`ok` None: as for binds)."""
@@ -308,9 +323,10 @@ class Store:
             return
         if ok is False:
             del self.releasing[key]
+            self.touch()
         else:
             pending.settled, pending.unanswered = self.clock(), ok is None
-        self.changed.set()
+            self.changed.set()
 
     def awaiting_list(self, *, older_than: float) -> bool:
         """Return whether a bind or eviction ended without an answer more than `older_than` seconds ago
@@ -326,11 +342,15 @@ class Store:
         groups = self.records[POD_GROUPS.name]
         for job_id, (phase, shadow) in phases.items():
             if shadow:
-                self.shadow_phases[job_id] = phase
+                if self.shadow_phases.get(job_id) != phase:
+                    self.shadow_phases[job_id] = phase
+                    self.touch()
                 continue
             record = groups.get(job_id)
-            if record is not None and isinstance(record.spec, PodGroupSpec) and record.spec.phase != phase:
+            current = self.phases.get(job_id)
+            if record is not None and isinstance(record.spec, PodGroupSpec) and record.spec.phase != phase != current:
                 self.phases[job_id] = phase
+                self.touch()
 
     # Reading -----------------------------------------------------------------------------------------
 
@@ -457,7 +477,25 @@ class Listing:
         if kind.name not in store.synced:
             store.synced.add(kind.name)
             log.info("kind_synced", kind=kind.name, objects=len(records))
+            store.touch()
         store.changed.set()
+
+
+def _same_node(before: NodeSpec | None, after: NodeSpec | None) -> bool:
+    """Whether two parsed nodes agree on everything a cycle reads (a kubelet heartbeat changes none of it)."""
+    if before is None or after is None:
+        return before is after
+    return (
+        before.labels == after.labels
+        and before.taints == after.taints
+        and (before.unschedulable, before.ready) == (after.unschedulable, after.ready)
+        and _same_resource(before.allocatable, after.allocatable)
+        and _same_resource(before.capacity, after.capacity)
+    )
+
+
+def _same_resource(a: Resource, b: Resource) -> bool:
+    return (a.milli_cpu, a.memory, a.max_task_num, a.scalars) == (b.milli_cpu, b.memory, b.max_task_num, b.scalars)
 
 
 def _settled_before(pending: Pending, started: float) -> bool:

@@ -213,6 +213,28 @@ def test_a_pod_change_the_scheduler_does_not_read_keeps_the_parsed_pod(store: St
     assert again is not parsed and again is not None and again.task.node_name == "n1"
 
 
+def test_the_generation_moves_only_when_something_a_cycle_reads_changes(store: Store) -> None:
+    """Heartbeats and condition writes leave the generation alone; specs, phases and overlays move it."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=10))
+    start = store.generation
+    heartbeat = node("n1", rv=11)
+    heartbeat["status"]["conditions"] = [{"type": "Ready", "status": "True", "lastHeartbeatTime": "t1"}]
+    store.apply_event(NODES, "MODIFIED", heartbeat)
+    conditions = pod("p", rv=12)
+    conditions["status"]["conditions"] = [{"type": "PodScheduled", "status": "False"}]
+    store.apply_event(PODS, "MODIFIED", conditions)
+    assert store.generation == start
+
+    store.apply_event(NODES, "MODIFIED", node("n1", rv=13, cpu="8"))
+    assert store.generation == start + 1
+    store.assume("ns/p", "n1")
+    assert store.generation == start + 2
+    store.bind_settled("ns/p", ok=True)
+    assert store.generation == start + 2, "an answered bind changes nothing until its echo"
+    store.apply_event(PODS, "MODIFIED", pod("p", rv=14, node="n1", phase="Running"))
+    assert store.generation == start + 3
+
+
 def test_an_evicted_pod_is_releasing_until_it_vanishes(store: Store) -> None:
     """An accepted eviction marks the pod Releasing until the watch deletes it; a refused one unmarks it."""
     store.apply_event(PODS, "ADDED", pod("a", rv=10, node="n1", phase="Running"))
