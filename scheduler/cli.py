@@ -105,7 +105,8 @@ def _add_run(commands: Any) -> None:
         metavar="SECONDS",
         type=_positive(float),
         default=1.0,
-        help="seconds between the starts of two scheduling cycles (default: %(default)s)",
+        help="seconds between the starts of two scheduling cycles; a cycle is skipped when nothing it reads "
+        "changed (default: %(default)s)",
     )
     run.add_argument(
         "--leader-elect",
