@@ -122,10 +122,12 @@ def test_a_node_filled_by_a_running_pod_is_never_overcommitted(
         "--no-leader-elect",
     ) as process:
         process.wait_event("cycle_done", binds=2)
-        bound = wait_for(
-            "2 pods bound", lambda: [n for n, at in _nodes_of(rest, namespace).items() if at and n != "filler"] or None
-        )
-        wait_for("the bound pods Running", lambda: len(bound) == 2 and _running(rest, namespace, *bound))
+
+        def bound_and_running() -> bool:
+            bound = [name for name, at in _nodes_of(rest, namespace).items() if at and name != "filler"]
+            return len(bound) == 2 and _running(rest, namespace, *bound)
+
+        wait_for("the 2 bound pods Running", bound_and_running)
         time.sleep(1.0)  # the last echoes (kwok's Running, our own status writes) are cycled over
         cycles_before = len(process.events("cycle_done"))
         time.sleep(2.0)  # ten periods of an unchanged cluster

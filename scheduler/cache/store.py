@@ -149,7 +149,7 @@ class Store:
         self.records: dict[str, dict[str, Record]] = {kind.name: {} for kind in KINDS}
         self.tombstones: dict[str, dict[str, int]] = {kind.name: {} for kind in KINDS}
         self.synced: set[str] = set()
-        self.watched: dict[str, asyncio.Event] = {kind.name: asyncio.Event() for kind in KINDS}
+        self.watched: dict[str, asyncio.Event] = {kind.name: asyncio.Event() for kind in KINDS}  # kopf's first events
         self.assumed: dict[str, Pending] = {}
         self.releasing: dict[str, Pending] = {}
         self.phases: dict[JobID, PodGroupPhase] = {}
@@ -166,7 +166,6 @@ class Store:
 
     def apply_event(self, kind: Kind, event_type: str | None, obj: Mapping[str, Any]) -> None:
         """Apply one watch event (`ADDED`, `MODIFIED`, `DELETED`, or None for kopf's initial listing)."""
-        self.watched[kind.name].set()
         key = object_key(obj, kind)
         version = resource_version(obj)
         uid = str((obj.get("metadata") or {}).get("uid") or "")
@@ -178,13 +177,6 @@ class Store:
             self._drop(kind, key)
         elif current is None or version >= current.version:
             self._put(kind, key, obj, version, uid)
-
-    def reconcile(self, kind: Kind, items: Iterable[Mapping[str, Any]], *, version: int, started: float) -> None:
-        """Make the records of `kind` match a full LIST taken at resourceVersion `version`
-        (`Listing` for a LIST that arrives page by page)."""
-        listing = self.listing(kind, started=started)
-        listing.add(items)
-        listing.finish(version=version)
 
     def listing(self, kind: Kind, *, started: float) -> Listing:
         """Begin reconciling `kind` with a full LIST sent at `started`; feed it pages as they come."""

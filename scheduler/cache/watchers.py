@@ -135,6 +135,7 @@ def build_registry(store: Store, credentials: Credentials, watching: WatchingSet
 
 def _event_handler(store: Store, kind: Kind) -> Callable[..., Any]:
     async def on_event(event: kopf.RawEvent, **_: Any) -> None:
+        store.watched[kind.name].set()
         store.apply_event(kind, event.get("type"), event["object"])
 
     return on_event

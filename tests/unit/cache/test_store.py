@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from scheduler.api import JobID, PodGroupPhase, TaskStatus
-from scheduler.cache.store import KINDS, NODES, POD_GROUPS, PODS, Store
+from scheduler.cache.store import KINDS, NODES, POD_GROUPS, PODS, Kind, Store
 
 
 def pod(name: str, *, rv: int, node: str = "", phase: str = "Pending", cpu: str = "1", **meta: Any) -> dict[str, Any]:
@@ -52,9 +52,16 @@ def store(clock: list[float]) -> Store:
     """A store whose every kind is synced (empty listings), with one 4-CPU node."""
     created = Store(scheduler_name="py-volcano", clock=lambda: clock[0])
     for kind in (PODS, NODES, POD_GROUPS):
-        created.reconcile(kind, [], version=1, started=clock[0])
+        reconcile(created, kind, [], version=1, started=clock[0])
     created.apply_event(NODES, "ADDED", node("n1", rv=2))
     return created
+
+
+def reconcile(store: Store, kind: Kind, items: list[dict[str, Any]], *, version: int, started: float) -> None:
+    """One full LIST of `kind` taken at `version`, in a single page."""
+    listing = store.listing(kind, started=started)
+    listing.add(items)
+    listing.finish(version=version)
 
 
 def idle_cpu(store: Store) -> float:
@@ -67,7 +74,7 @@ def test_a_ghost_the_watch_never_deleted_is_dropped_by_the_next_list(store: Stor
     store.apply_event(PODS, "ADDED", pod("ghost", rv=10, node="n1", phase="Running", cpu="3"))
     assert idle_cpu(store) == 1000
 
-    store.reconcile(PODS, [], version=20, started=clock[0])
+    reconcile(store, PODS, [], version=20, started=clock[0])
 
     assert store.pod("ns/ghost") is None
     assert idle_cpu(store) == 4000
@@ -76,14 +83,14 @@ def test_a_ghost_the_watch_never_deleted_is_dropped_by_the_next_list(store: Stor
 def test_a_pod_created_after_the_list_survives_it(store: Store, clock: list[float]) -> None:
     """A pod the watch shows newer than the LIST is kept: the LIST could not know it."""
     store.apply_event(PODS, "ADDED", pod("new", rv=30))
-    store.reconcile(PODS, [], version=20, started=clock[0])
+    reconcile(store, PODS, [], version=20, started=clock[0])
     assert store.pod("ns/new") is not None
 
 
 def test_a_list_older_than_the_watch_does_not_roll_a_pod_back(store: Store, clock: list[float]) -> None:
     """The LIST's version of a pod loses to a newer one from the watch."""
     store.apply_event(PODS, "MODIFIED", pod("p", rv=25, node="n1", phase="Running"))
-    store.reconcile(PODS, [pod("p", rv=15)], version=20, started=clock[0])
+    reconcile(store, PODS, [pod("p", rv=15)], version=20, started=clock[0])
     parsed = store.pod("ns/p")
     assert parsed is not None and parsed.task.node_name == "n1"
 
@@ -92,7 +99,7 @@ def test_a_list_older_than_a_deletion_does_not_resurrect_the_pod(store: Store, c
     """A pod deleted (rv 25) after a LIST was taken (rv 20) stays deleted when that LIST arrives."""
     store.apply_event(PODS, "ADDED", pod("p", rv=15))
     store.apply_event(PODS, "DELETED", pod("p", rv=25))
-    store.reconcile(PODS, [pod("p", rv=15)], version=20, started=clock[0])
+    reconcile(store, PODS, [pod("p", rv=15)], version=20, started=clock[0])
     assert store.pod("ns/p") is None
 
 
@@ -161,10 +168,10 @@ def test_a_bind_without_answer_is_kept_until_a_later_list_shows_the_pod_unbound(
     clock[0] = 110.0
     store.bind_settled("ns/p", ok=None)
 
-    store.reconcile(PODS, [pod("p", rv=10, cpu="3")], version=20, started=105.0)
+    reconcile(store, PODS, [pod("p", rv=10, cpu="3")], version=20, started=105.0)
     assert idle_cpu(store) == 1000
 
-    store.reconcile(PODS, [pod("p", rv=10, cpu="3")], version=21, started=111.0)
+    reconcile(store, PODS, [pod("p", rv=10, cpu="3")], version=21, started=111.0)
     assert idle_cpu(store) == 4000
 
 
@@ -269,7 +276,7 @@ def test_the_store_is_synced_once_every_kind_was_listed(clock: list[float]) -> N
     fresh.apply_event(NODES, None, node("n1", rv=2))
     assert not fresh.is_synced
     for kind in KINDS:
-        fresh.reconcile(kind, [], version=1, started=clock[0])
+        reconcile(fresh, kind, [], version=1, started=clock[0])
     assert fresh.is_synced
     assert fresh.specs(NODES), "the node seen by the watch before the LIST and newer than it is kept"
 
