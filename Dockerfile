@@ -7,7 +7,7 @@ FROM ${PYTHON_IMAGE} AS builder
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-# .dockerignore admits only pyproject.toml, README.md, LICENSE and scheduler/.
+# .dockerignore admits only pyproject.toml, README.md, LICENSE and py_volcano/.
 COPY . .
 RUN pip wheel --wheel-dir /wheels .
 

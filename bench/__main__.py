@@ -36,7 +36,7 @@ from bench.profile import PySpy, print_summary, summarise
 from bench.profile import main as profile_main
 from bench.report import median_of, print_table
 from bench.side_by_side import ceiling_phase, kube_scheduler_phase, ratios
-from scheduler.logs import configure_logging
+from py_volcano.logs import configure_logging
 
 RSS_LIMIT_MIB = 1536.0
 REPO = Path(__file__).resolve().parent.parent

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from bench.synthetic import ParsedCluster
-from scheduler.api import TaskInfo, TaskStatus
-from scheduler.framework import Session, open_session
-from scheduler.registry import default_registry, load_conf
+from py_volcano.api import TaskInfo, TaskStatus
+from py_volcano.framework import Session, open_session
+from py_volcano.registry import default_registry, load_conf
 
 __all__ = ["SHAPES", "main", "manifests", "measure"]
 

@@ -18,8 +18,8 @@ import time
 from typing import Any
 
 from bench.synthetic import ParsedCluster
-from scheduler.framework import run_cycle
-from scheduler.registry import default_registry, load_conf
+from py_volcano.framework import run_cycle
+from py_volcano.registry import default_registry, load_conf
 
 __all__ = ["main", "manifests", "measure"]
 

@@ -1,4 +1,4 @@
-"""Binds per second: `scheduler.cache.ApiClient` (aiohttp) vs the official client in a thread pool.
+"""Binds per second: `py_volcano.cache.ApiClient` (aiohttp) vs the official client in a thread pool.
 
 Usage: python bench/bind_client.py --kubeconfig PATH [--pods 2000] [--concurrency 32]
 
@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from scheduler.cache.client import ApiClient
+from py_volcano.cache.client import ApiClient
 
 
 def _pod(name: str) -> dict[str, Any]:

@@ -34,8 +34,8 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from e2e.controlplane import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE, ControlPlane, free_port
-from scheduler.cache.client import ApiClient, load_credentials
-from scheduler.errors import ApiError
+from py_volcano.cache.client import ApiClient, load_credentials
+from py_volcano.errors import ApiError
 
 __all__ = [
     "BenchCluster",
@@ -80,7 +80,7 @@ def machine() -> dict[str, Any]:
 
 
 def code_version() -> dict[str, Any]:
-    """Return the commit measured and the files of scheduler/ that differ from it (shared working tree)."""
+    """Return the commit measured and the files of py_volcano/ that differ from it (shared working tree)."""
 
     def git(*args: str) -> str:
         try:
@@ -88,7 +88,7 @@ def code_version() -> dict[str, Any]:
         except (OSError, subprocess.CalledProcessError):
             return ""
 
-    dirty = [line[3:] for line in git("status", "--porcelain", "--", "scheduler").splitlines()]
+    dirty = [line[3:] for line in git("status", "--porcelain", "--", "py_volcano").splitlines()]
     return {"commit": git("rev-parse", "--short", "HEAD").strip(), "scheduler_changes": dirty}
 
 

@@ -59,7 +59,7 @@ from bench.cluster import (
 from bench.profile import PySpy, print_summary
 from bench.profile import summarise as summarise_profile
 from bench.report import median_of, print_table
-from scheduler.errors import ApiError
+from py_volcano.errors import ApiError
 
 __all__ = ["Workload", "main", "measure_phase", "restart_phase", "volcano_phase"]
 

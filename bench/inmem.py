@@ -12,9 +12,9 @@ import time
 from typing import Any
 
 from bench.synthetic import Shape, build_cluster
-from scheduler.framework import run_cycle
-from scheduler.logs import configure_logging
-from scheduler.registry import default_registry, load_conf
+from py_volcano.framework import run_cycle
+from py_volcano.logs import configure_logging
+from py_volcano.registry import default_registry, load_conf
 
 __all__ = ["measure", "main"]
 

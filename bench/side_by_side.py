@@ -9,7 +9,7 @@ version), and the raw bind ceiling of the API server.
   so that it is not what limits it; py-volcano has no client-side limit. `--kube-scheduler-qps 0` keeps
   the stock configuration.
 * `ceiling`: pods nobody schedules (`schedulerName: nobody`) are created first; then a tight loop POSTs
-  every pods/binding with the scheduler's own async client (`scheduler.cache.client.ApiClient`) and the
+  every pods/binding with the scheduler's own async client (`py_volcano.cache.client.ApiClient`) and the
   scheduler's default bind concurrency (32), round-robin over the nodes. Its rate is binds / (last answer
   - first request): what the API server accepts when nothing else is done.
 
@@ -36,7 +36,7 @@ from typing import Any
 from bench.cluster import BenchCluster, code_version, load_average, machine, memory_mib, pod_manifest
 from bench.e2e import COLUMNS, measure_phase, table_row, volcano_phase
 from bench.report import median_of, print_table, ratio
-from scheduler.cache.client import ApiClient
+from py_volcano.cache.client import ApiClient
 
 __all__ = ["ceiling_phase", "kube_scheduler_phase", "main", "ratios"]
 

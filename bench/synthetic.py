@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.api import (
+from py_volcano.api import (
     ClusterInfo,
     ParsedPod,
     parse_node,

@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 import pytest
 
 from e2e.harness import Rest, pod, token, wait_for
-from scheduler.cache import ApiClient, Store
-from scheduler.cache import informer as informer_module
-from scheduler.cache.store import PODS
-from scheduler.settings import WatchingSettings
+from py_volcano.cache import ApiClient, Store
+from py_volcano.cache import informer as informer_module
+from py_volcano.cache.store import PODS
+from py_volcano.settings import WatchingSettings
 
 pytest_plugins = ["e2e.fixtures"]
 

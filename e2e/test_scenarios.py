@@ -16,7 +16,7 @@ How the real run is set up (FORMAT.md, "Between cycles"):
 * the scheduler runs exactly `cycles` cycles; each starts once the previous one's binds and evictions
   are observed in its cache.
 
-Where each expectation is read (the same `scheduler.simulation.expect.check` judges them):
+Where each expectation is read (the same `py_volcano.simulation.expect.check` judges them):
 * `bound`, `unbound`: the pods' `spec.nodeName` on the API server after the run;
 * `boundCount`, `evicted*`: the binds and evictions the scheduler logged (`task_bound`, `task_evicted`);
 * `podGroupPhase`: the PodGroup `status.phase` the scheduler wrote;
@@ -42,10 +42,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from e2e.controlplane import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
 from e2e.harness import REPO, Nodes, Rest, Scheduler, create_namespace, token, wait_for
-from scheduler.api import CPU, MEMORY, Resource
-from scheduler.framework import QueueFigures
-from scheduler.simulation.expect import Outcome, check
-from scheduler.simulation.scenario import Scenario, load_scenario
+from py_volcano.api import CPU, MEMORY, Resource
+from py_volcano.framework import QueueFigures
+from py_volcano.simulation.expect import Outcome, check
+from py_volcano.simulation.scenario import Scenario, load_scenario
 
 pytest_plugins = ["e2e.fixtures"]
 

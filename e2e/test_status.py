@@ -22,12 +22,12 @@ import yaml
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from scheduler.api import ClusterInfo, TaskInfo, parse_node, parse_pod, parse_pod_group, parse_queue
-from scheduler.cache.client import ApiClient, Credentials
-from scheduler.cache.status import StatusWriter
-from scheduler.cache.status_diff import GANG_READY, POD_GROUP_READY
-from scheduler.framework import CycleResult, run_cycle
-from scheduler.registry import default_registry, load_conf
+from py_volcano.api import ClusterInfo, TaskInfo, parse_node, parse_pod, parse_pod_group, parse_queue
+from py_volcano.cache.client import ApiClient, Credentials
+from py_volcano.cache.status import StatusWriter
+from py_volcano.cache.status_diff import GANG_READY, POD_GROUP_READY
+from py_volcano.framework import CycleResult, run_cycle
+from py_volcano.registry import default_registry, load_conf
 
 CRDS = Path(__file__).resolve().parent.parent / "crds"
 GROUP, VERSION = "scheduling.volcano.sh", "v1beta1"

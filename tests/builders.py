@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.api import (
+from py_volcano.api import (
     ClusterInfo,
     parse_node,
     parse_pod,

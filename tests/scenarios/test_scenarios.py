@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler.simulation import run_scenario_file
+from py_volcano.simulation import run_scenario_file
 from tests.conftest import OWN_SCENARIOS, SHARED_SCENARIOS
 
 FILES = sorted(SHARED_SCENARIOS.glob("*.yaml")) + sorted(OWN_SCENARIOS.glob("*.yaml"))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from scheduler.cli import main
+from py_volcano.cli import main
 from tests.builders import node, pod
 
 GOOD = {

@@ -9,7 +9,7 @@ import sys
 import pytest
 import structlog
 
-from scheduler.logs import configure_logging
+from py_volcano.logs import configure_logging
 
 
 def test_lines_follow_a_replaced_stderr_and_never_hit_a_closed_one(monkeypatch: pytest.MonkeyPatch) -> None:

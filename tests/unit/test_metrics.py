@@ -12,10 +12,10 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from scheduler.api import JobID, PodGroupPhase, Resource
-from scheduler.errors import ConfigError
-from scheduler.framework import CycleResult, PodGroupStatus, QueueFigures
-from scheduler.metrics import Metrics, serve
+from py_volcano.api import JobID, PodGroupPhase, Resource
+from py_volcano.errors import ConfigError
+from py_volcano.framework import CycleResult, PodGroupStatus, QueueFigures
+from py_volcano.metrics import Metrics, serve
 
 from .deploy import operations_doc
 

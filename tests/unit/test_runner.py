@@ -11,9 +11,9 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from scheduler.errors import ConfigError
-from scheduler.registry import default_registry
-from scheduler.runner import ConfFile
+from py_volcano.errors import ConfigError
+from py_volcano.registry import default_registry
+from py_volcano.runner import ConfFile
 
 
 @pytest.fixture(autouse=True)
@@ -110,9 +110,9 @@ def test_a_vanished_file_keeps_the_last_good_configuration(tmp_path: Path) -> No
 
 def test_a_cycle_that_raises_is_logged_and_the_loop_goes_on() -> None:
     """A failing cycle (a plugin bug) yields no outcome and a cycle_failed event; nothing propagates."""
-    from scheduler.cache import ApiClient, Credentials
-    from scheduler.runner import Runner
-    from scheduler.settings import Settings
+    from py_volcano.cache import ApiClient, Credentials
+    from py_volcano.runner import Runner
+    from py_volcano.settings import Settings
 
     async def scenario() -> tuple[object, list[dict[str, object]]]:
         client = ApiClient(Credentials(server="http://127.0.0.1:9"))

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler.actions import ACTIONS
-from scheduler.api import TaskInfo, parse_pdb
-from scheduler.framework import PluginBuilder, Registry, Session, open_session, parse_conf
-from scheduler.plugins import PLUGINS
+from py_volcano.actions import ACTIONS
+from py_volcano.api import TaskInfo, parse_pdb
+from py_volcano.framework import PluginBuilder, Registry, Session, open_session, parse_conf
+from py_volcano.plugins import PLUGINS
 from tests.builders import cluster
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.actions import reclaim
-from scheduler.api import QueueInfo, TaskInfo, TaskStatus, Vote
-from scheduler.framework import Arguments, Session
+from py_volcano.actions import reclaim
+from py_volcano.api import QueueInfo, TaskInfo, TaskStatus, Vote
+from py_volcano.framework import Arguments, Session
 from tests.builders import node, pod, pod_group, queue
 from tests.unit.actions.sessions import session, task
 

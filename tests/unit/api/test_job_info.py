@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from scheduler.api import Resource, TaskID, TaskInfo, TaskStatus
-from scheduler.api.job_info import JobInfo, PodGroupSpec
+from py_volcano.api import Resource, TaskID, TaskInfo, TaskStatus
+from py_volcano.api.job_info import JobInfo, PodGroupSpec
 
 
 def _task(**overrides: object) -> TaskInfo:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.api import PodGroupPhase, QueueState, TaskStatus, parse_node, parse_pod, parse_pod_group, parse_queue
-from scheduler.errors import InvalidNode, InvalidPod, InvalidPodGroup, InvalidQueue, ObjectError
+from py_volcano.api import PodGroupPhase, QueueState, TaskStatus, parse_node, parse_pod, parse_pod_group, parse_queue
+from py_volcano.errors import InvalidNode, InvalidPod, InvalidPodGroup, InvalidQueue, ObjectError
 from tests.builders import cluster, node, pod, pod_group, priority_class, queue
 
 
@@ -30,7 +30,7 @@ def test_errors_name_the_object_and_the_field(parse, obj, error: type[ObjectErro
 def test_pod_fields_and_status_mapping() -> None:
     """Priority from the class, preemptable annotation, tolerations, host ports, Bound when Pending with a node."""
     classes = {"high": priority_class(name="high", value=1000)}
-    from scheduler.api import parse_priority_class
+    from py_volcano.api import parse_priority_class
 
     parsed = parse_pod(
         pod(

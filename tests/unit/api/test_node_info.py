@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scheduler.api import NodeArrays, TaskStatus
+from py_volcano.api import NodeArrays, TaskStatus
 from tests.builders import cluster, node, pod
 
 
@@ -81,7 +81,7 @@ def test_cached_fit_masks_follow_random_changes() -> None:
     """fits_idle / fits_future_idle kept per shape equal a fresh computation after any sequence of changes."""
     import random
 
-    from scheduler.api import TaskStatus
+    from py_volcano.api import TaskStatus
 
     rng = random.Random(3)
     objects = [node(name=f"n{i}", cpu=str(rng.choice((2, 4, 8))), memory="16Gi") for i in range(40)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.api import INFINITY, ZERO, Resource
-from scheduler.api.manifests import pod_requests
+from py_volcano.api import INFINITY, ZERO, Resource
+from py_volcano.api.manifests import pod_requests
 
 GI = 2.0**30
 GPU = "nvidia.com/gpu"

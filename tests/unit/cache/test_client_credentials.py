@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from scheduler.cache.client import load_credentials
+from py_volcano.cache.client import load_credentials
 
 
 def kubeconfig(tmp_path: Path, user: dict[str, object]) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from scheduler.cache.status_diff import (
+from py_volcano.cache.status_diff import (
     GANG_READY,
     NOT_ENOUGH_PODS,
     NOTE_LIMIT,

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from scheduler.api import JobID, PodGroupPhase, TaskStatus
-from scheduler.cache.store import KINDS, NODES, POD_GROUPS, PODS, Kind, Store
+from py_volcano.api import JobID, PodGroupPhase, TaskStatus
+from py_volcano.cache.store import KINDS, NODES, POD_GROUPS, PODS, Kind, Store
 
 
 def pod(name: str, *, rv: int, node: str = "", phase: str = "Pending", cpu: str = "1", **meta: Any) -> dict[str, Any]:

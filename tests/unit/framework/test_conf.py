@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.errors import ConfigError
-from scheduler.framework import Arguments, parse_conf
+from py_volcano.errors import ConfigError
+from py_volcano.framework import Arguments, parse_conf
 
 ACTIONS = {"enqueue", "allocate", "backfill", "preempt"}
 PLUGINS = {"priority", "gang", "capacity", "binpack"}

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from scheduler.api import TaskID, TaskInfo, Resource, Vote
-from scheduler.framework import dispatch
+from py_volcano.api import TaskID, TaskInfo, Resource, Vote
+from py_volcano.framework import dispatch
 
 
 def task(name: str) -> TaskInfo:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.framework import parse_conf, run_cycle
-from scheduler.registry import default_registry
+from py_volcano.framework import parse_conf, run_cycle
+from py_volcano.registry import default_registry
 from tests.builders import cluster, node, pod, pod_group
 
 REGISTRY = default_registry()

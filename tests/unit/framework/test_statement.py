@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from scheduler.api import TaskStatus
-from scheduler.framework import EventHandler, Registry, Session, Statement, open_session, parse_conf
-from scheduler.plugins import gang, priority
+from py_volcano.api import TaskStatus
+from py_volcano.framework import EventHandler, Registry, Session, Statement, open_session, parse_conf
+from py_volcano.plugins import gang, priority
 from tests.builders import cluster, node, pod, pod_group
 
 REGISTRY = Registry(plugins={"gang": gang.new, "priority": priority.new}, actions={})

@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduler.api import CPU, MEMORY, NodeInfo, TaskInfo, TaskStatus
-from scheduler.framework import Arguments, Registry, Session, Statement, open_session, parse_conf
-from scheduler.plugins import binpack
-from scheduler.plugins.binpack import BinpackWeights
+from py_volcano.api import CPU, MEMORY, NodeInfo, TaskInfo, TaskStatus
+from py_volcano.framework import Arguments, Registry, Session, Statement, open_session, parse_conf
+from py_volcano.plugins import binpack
+from py_volcano.plugins.binpack import BinpackWeights
 from tests.builders import cluster, node, pod
 
 REGISTRY = Registry(plugins={"binpack": binpack.new}, actions={})

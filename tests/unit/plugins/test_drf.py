@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from scheduler.api import JobID, Resource, TaskID, TaskInfo, Vote
-from scheduler.framework import Registry, Session, Statement, open_session, parse_conf
-from scheduler.plugins import drf
+from py_volcano.api import JobID, Resource, TaskID, TaskInfo, Vote
+from py_volcano.framework import Registry, Session, Statement, open_session, parse_conf
+from py_volcano.plugins import drf
 from tests.builders import cluster, node, pod, pod_group
 
 GI = 1024**3

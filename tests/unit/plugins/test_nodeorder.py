@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduler.api import NodeInfo, TaskInfo, TaskStatus
-from scheduler.framework import Arguments, Registry, Session, Statement, open_session, parse_conf
-from scheduler.plugins import nodeorder
-from scheduler.plugins.nodeorder.plugin import NodeOrderWeights, normalize
-from scheduler.plugins.nodeorder.resources import (
+from py_volcano.api import NodeInfo, TaskInfo, TaskStatus
+from py_volcano.framework import Arguments, Registry, Session, Statement, open_session, parse_conf
+from py_volcano.plugins import nodeorder
+from py_volcano.plugins.nodeorder.plugin import NodeOrderWeights, normalize
+from py_volcano.plugins.nodeorder.resources import (
     Allocatable,
     balanced_allocation,
     least_requested,

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduler.api import NodeInfo, TaskInfo, TaskStatus
-from scheduler.framework import (
+from py_volcano.api import NodeInfo, TaskInfo, TaskStatus
+from py_volcano.framework import (
     PredicateStatus,
     Registry,
     Session,
@@ -19,9 +19,9 @@ from scheduler.framework import (
     open_session,
     parse_conf,
 )
-from scheduler.plugins import predicates
-from scheduler.plugins.predicates.node_filters import NODE_AFFINITY
-from scheduler.plugins.predicates.plugin import NODE_PORTS
+from py_volcano.plugins import predicates
+from py_volcano.plugins.predicates.node_filters import NODE_AFFINITY
+from py_volcano.plugins.predicates.plugin import NODE_PORTS
 from tests.builders import cluster, node, pod, pod_group
 
 REGISTRY = Registry(plugins={"predicates": predicates.new}, actions={})

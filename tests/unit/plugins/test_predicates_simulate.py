@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from scheduler.api import TaskStatus
-from scheduler.framework import CycleState, PredicateStatus, Session, Statement
-from scheduler.plugins import predicates
+from py_volcano.api import TaskStatus
+from py_volcano.framework import CycleState, PredicateStatus, Session, Statement
+from py_volcano.plugins import predicates
 from tests.unit.plugins.test_predicates import (
     WEB,
     allowed,

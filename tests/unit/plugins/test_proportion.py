@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from scheduler.api import JobID, QueueID, QueueInfo, QueueState, Resource, TaskInfo, Vote
-from scheduler.framework import (
+from py_volcano.api import JobID, QueueID, QueueInfo, QueueState, Resource, TaskInfo, Vote
+from py_volcano.framework import (
     CycleState,
     Registry,
     Session,
@@ -17,9 +17,9 @@ from scheduler.framework import (
     open_session,
     parse_conf,
 )
-from scheduler.plugins import gang, proportion
-from scheduler.plugins.proportion.plugin import STATE_KEY, QueueShares
-from scheduler.plugins.proportion.queue_attr import QueueAttr, real_capability, split_deserved
+from py_volcano.plugins import gang, proportion
+from py_volcano.plugins.proportion.plugin import STATE_KEY, QueueShares
+from py_volcano.plugins.proportion.queue_attr import QueueAttr, real_capability, split_deserved
 from tests.builders import cluster, node, pod, pod_group, queue
 
 GI = 1024**3

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.actions import preempt
-from scheduler.api import TaskStatus
-from scheduler.framework import Arguments, Session
+from py_volcano.actions import preempt
+from py_volcano.api import TaskStatus
+from py_volcano.framework import Arguments, Session
 from tests.builders import node, pod, pod_group, priority_class
 from tests.unit.actions.sessions import session, task
 

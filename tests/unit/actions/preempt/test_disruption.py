@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from scheduler.actions.preempt.disruption import DisruptionBudgets, scaled
-from scheduler.framework import Session, Statement
+from py_volcano.actions.preempt.disruption import DisruptionBudgets, scaled
+from py_volcano.framework import Session, Statement
 from tests.builders import node, pod
 from tests.unit.actions.sessions import pdb, session, task
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from scheduler.actions.preempt.action import _in_queue
-from scheduler.actions.preempt.preemptees import PreempteeIndex
-from scheduler.api import QueueID
-from scheduler.framework import Statement
+from py_volcano.actions.preempt.action import _in_queue
+from py_volcano.actions.preempt.preemptees import PreempteeIndex
+from py_volcano.api import QueueID
+from py_volcano.framework import Statement
 from tests.builders import node, pod, queue
 from tests.unit.actions.sessions import session, task
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.actions.preempt import topology
-from scheduler.actions.preempt.action import _in_queue, _other_job
-from scheduler.actions.preempt.disruption import DisruptionBudgets
-from scheduler.actions.preempt.preemptees import PreempteeIndex, Scope
-from scheduler.api import QueueID, Resource, TaskID, TaskInfo
-from scheduler.framework import CycleState
+from py_volcano.actions.preempt import topology
+from py_volcano.actions.preempt.action import _in_queue, _other_job
+from py_volcano.actions.preempt.disruption import DisruptionBudgets
+from py_volcano.actions.preempt.preemptees import PreempteeIndex, Scope
+from py_volcano.api import QueueID, Resource, TaskID, TaskInfo
+from py_volcano.framework import CycleState
 from tests.builders import node, pod, priority_class
 from tests.unit.actions.sessions import pdb, session, task
 

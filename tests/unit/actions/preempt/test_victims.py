@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from scheduler.actions.preempt import victims
-from scheduler.actions.preempt.disruption import DisruptionBudgets
-from scheduler.api import QueueInfo, TaskStatus
-from scheduler.framework import Arguments, Session, Statement
+from py_volcano.actions.preempt import victims
+from py_volcano.actions.preempt.disruption import DisruptionBudgets
+from py_volcano.api import QueueInfo, TaskStatus
+from py_volcano.framework import Arguments, Session, Statement
 from tests.builders import node, pod, pod_group, priority_class, queue
 from tests.unit.actions.sessions import pdb, session, task
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.api import QueueID, Resource, TaskInfo
-from scheduler.framework import Registry, SchedulerConf, Session, open_session, parse_conf
-from scheduler.plugins import capacity, gang, priority
-from scheduler.plugins.capacity.attrs import QueueAttr, QueueTree
-from scheduler.plugins.capacity.plugin import CapacityPlugin
+from py_volcano.api import QueueID, Resource, TaskInfo
+from py_volcano.framework import Registry, SchedulerConf, Session, open_session, parse_conf
+from py_volcano.plugins import capacity, gang, priority
+from py_volcano.plugins.capacity.attrs import QueueAttr, QueueTree
+from py_volcano.plugins.capacity.plugin import CapacityPlugin
 from tests.builders import cluster, pod
 
 GI = 2.0**30

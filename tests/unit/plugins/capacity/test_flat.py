@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.api import JobID, Vote
-from scheduler.framework import Statement, close_session
+from py_volcano.api import JobID, Vote
+from py_volcano.framework import Statement, close_session
 from tests.builders import node, pod, pod_group, queue
 from tests.unit.plugins.capacity.sessions import attr_of, dims, open_capacity, plugin_of, task_of
 

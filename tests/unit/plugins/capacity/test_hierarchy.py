@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from scheduler.api import JobID, QueueID, Vote
-from scheduler.framework import Statement, close_session
+from py_volcano.api import JobID, QueueID, Vote
+from py_volcano.framework import Statement, close_session
 from tests.builders import node, pod, pod_group, queue
 from tests.unit.plugins.capacity.seed_tree import seed_tree
 from tests.unit.plugins.capacity.sessions import (

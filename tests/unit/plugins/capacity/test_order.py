@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from scheduler.api import QueueID, QueueInfo
-from scheduler.plugins.capacity.attrs import QueueAttr
-from scheduler.plugins.capacity.order import compare_share_with_deserved, queue_level
+from py_volcano.api import QueueID, QueueInfo
+from py_volcano.plugins.capacity.attrs import QueueAttr
+from py_volcano.plugins.capacity.order import compare_share_with_deserved, queue_level
 from tests.builders import node, pod, pod_group, queue
 from tests.unit.plugins.capacity.seed_tree import seed_tree
 from tests.unit.plugins.capacity.sessions import attr_of, open_capacity, open_hierarchy, plugin_of, res

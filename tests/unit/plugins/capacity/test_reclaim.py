@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from scheduler.api import QueueID, TaskInfo, Vote
-from scheduler.framework import Session
+from py_volcano.api import QueueID, TaskInfo, Vote
+from py_volcano.framework import Session
 from tests.builders import node, pod, pod_group, queue
 from tests.unit.plugins.capacity.sessions import gpu_pod, open_capacity, open_hierarchy, plugin_of, task_of
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from scheduler.api import QueueID
-from scheduler.framework import CycleState, Session, Statement
-from scheduler.plugins.capacity.state import STATE_KEY, CapacityState
+from py_volcano.api import QueueID
+from py_volcano.framework import CycleState, Session, Statement
+from py_volcano.plugins.capacity.state import STATE_KEY, CapacityState
 from tests.builders import pod, pod_group
 from tests.unit.plugins.capacity.seed_tree import seed_tree
 from tests.unit.plugins.capacity.sessions import attr_of, dims, open_hierarchy, plugin_of, task_of

@@ -1,0 +1,55 @@
+"""Normal preemption (seed 004 4.1): the best-scored node where evicting victims makes the preemptor fit.
+
+Nodes that pass the preempt-action predicates are scored and visited best first; on each, the
+plugins' victims (`ssn.preemptable`) are evicted in victim order until the preemptor's queue may
+take it and its init request fits FutureIdle; then it is pipelined there. As in Volcano, victims
+evicted on a node where the preemptor still does not fit stay in the statement: the job's commit or
+discard decides their fate.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from py_volcano.actions.preempt import victims
+from py_volcano.actions.preempt.preemptees import Scope
+from py_volcano.api import MaskArray, NodeInfo, QueueInfo, TaskInfo
+from py_volcano.framework import Session, Statement
+
+__all__ = ["preempt"]
+
+
+def preempt(
+    ssn: Session, stmt: Statement, preemptor: TaskInfo, queue: QueueInfo, scope: Scope, mask: MaskArray
+) -> bool:
+    """Evict for `preemptor` on the first node (by score) that can host it, and pipeline it there."""
+    nodes = np.flatnonzero(mask)
+    if len(nodes) == 0:
+        return False
+    promising = scope.index.screen(preemptor)[nodes]
+    if not promising.any():
+        return False
+    by_score = np.argsort(-ssn.prioritize(preemptor, nodes), kind="stable")
+    for index in nodes[by_score][promising[by_score]]:
+        if _preempt_on(ssn, stmt, preemptor, queue, scope, ssn.node_list[int(index)]):
+            return True
+    return False
+
+
+def _preempt_on(
+    ssn: Session, stmt: Statement, preemptor: TaskInfo, queue: QueueInfo, scope: Scope, node: NodeInfo
+) -> bool:
+    chosen = ssn.preemptable(preemptor, scope.preemptees(node))
+    if not victims.validate_victims(preemptor, node, chosen):
+        return False
+
+    def ready() -> bool:
+        return ssn.allocatable(queue, preemptor) and victims.fits_future_idle(preemptor, node)
+
+    order = victims.in_victim_order(ssn, chosen, preemptor)
+    victims.evict_until(stmt, order, ready, budgets=scope.budgets, reason="preempt")
+    scope.index.touch(node.name)
+    if not ready():
+        return False
+    stmt.pipeline(preemptor, node.name)
+    return True

@@ -1,0 +1,83 @@
+"""Victims on one node: validating them, ordering them (seed 004 4.4), and evicting them in that order.
+
+Shared by preempt and reclaim. Order: inside a job the task order reversed; across queues the
+victim queue order; across jobs of one queue the job order reversed. The order is a total one (every
+session ordering breaks ties), so it is a plain sort rather than Volcano's heap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+from py_volcano.actions.preempt.disruption import DisruptionBudgets
+from py_volcano.api import ZERO, NodeInfo, Resource, TaskInfo
+from py_volcano.framework import Session, Statement, ordered
+
+__all__ = ["evict_until", "fits_future_idle", "in_victim_order", "pick", "validate_victims"]
+
+
+def in_victim_order(ssn: Session, victims: list[TaskInfo], preemptor: TaskInfo) -> list[TaskInfo]:
+    """Return `victims` in the order they are evicted, first victim first (BuildVictimsPriorityQueue)."""
+    preemptor_job = ssn.jobs.get(preemptor.job) if preemptor.job else None
+    preemptor_queue = ssn.queues.get(preemptor_job.queue) if preemptor_job else None
+
+    def less(left: TaskInfo, right: TaskInfo) -> bool:
+        if left.job == right.job:
+            return not ssn.task_order_fn(left, right)
+        l_job = ssn.jobs[left.job] if left.job else None
+        r_job = ssn.jobs[right.job] if right.job else None
+        if l_job is None or r_job is None:
+            return l_job is None and r_job is not None
+        if preemptor_queue is not None and l_job.queue != r_job.queue:
+            l_queue, r_queue = ssn.queues[l_job.queue], ssn.queues[r_job.queue]
+            return ssn.victim_queue_order_fn(l_queue, r_queue, preemptor_queue)
+        return not ssn.job_order_fn(l_job, r_job)
+
+    return ordered(less, victims)
+
+
+def fits_future_idle(task: TaskInfo, node: NodeInfo) -> bool:
+    """True when the task's init request and one pod slot fit Idle + Releasing - Pipelined."""
+    return node.future_idle_pods >= 1 and task.init_resreq.less_equal(node.future_idle(), ZERO)
+
+
+def validate_victims(preemptor: TaskInfo, node: NodeInfo, victims: list[TaskInfo]) -> bool:
+    """True when there are victims and evicting all of them would make room for the preemptor."""
+    if not victims:
+        return False
+    future_idle = node.future_idle()
+    for victim in victims:
+        future_idle.add(victim.resreq)
+    if node.future_idle_pods + len(victims) < 1:
+        return False
+    return preemptor.init_resreq.less_equal(future_idle, ZERO)
+
+
+def pick(order: list[TaskInfo], budgets: DisruptionBudgets, planned: Collection[TaskInfo] = ()) -> TaskInfo:
+    """Remove and return the first victim whose eviction keeps every PDB, else the first victim."""
+    if budgets:
+        for position, task in enumerate(order):
+            if not budgets.breaks(task, planned):
+                return order.pop(position)
+    return order.pop(0)
+
+
+def evict_until(
+    stmt: Statement,
+    order: list[TaskInfo],
+    done: Callable[[], bool],
+    *,
+    budgets: DisruptionBudgets,
+    reason: str,
+) -> Resource:
+    """Evict victims from `order` (PDB-aware, see `pick`) until `done()` holds before the next one.
+
+    Each victim is evicted through a clone, so the node's own copy keeps the status it accounted
+    for. Return the resources evicted.
+    """
+    evicted = Resource()
+    while order and not done():
+        victim = pick(order, budgets)
+        stmt.evict(victim.clone(), reason)
+        evicted.add(victim.resreq)
+    return evicted

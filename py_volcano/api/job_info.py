@@ -1,0 +1,375 @@
+"""TaskInfo (one pod) and JobInfo (a PodGroup with its pods), with the per-status task index of seed 002."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from py_volcano.api.resource_info import Resource
+from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskID, TaskStatus, is_allocated_status
+
+__all__ = ["FitErrors", "JobInfo", "PodGroupSpec", "TaskInfo", "Toleration"]
+
+_READY = (TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED)
+_VALID = (*_READY, TaskStatus.PENDING, TaskStatus.PIPELINED)
+
+
+@dataclass(slots=True, frozen=True)
+class Toleration:
+    """One pod toleration."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, key: str, value: str, effect: str) -> bool:
+        """Match a taint as Kubernetes' ToleratesTaint: empty effect and empty key (with Exists) match all."""
+        if self.effect and self.effect != effect:
+            return False
+        if self.key and self.key != key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.operator in ("Equal", "") and self.value == value
+
+
+class TaskInfo:
+    """One pod as the scheduler sees it; the spec fields are shared between clones and never mutated."""
+
+    __slots__ = (
+        "affinity",
+        "annotations",
+        "best_effort",
+        "creation",
+        "host_ports",
+        "index",
+        "init_resreq",
+        "job",
+        "labels",
+        "name",
+        "namespace",
+        "node_name",
+        "node_selector",
+        "preemptable",
+        "preemption_never",
+        "priority",
+        "priority_class_name",
+        "resreq",
+        "role",
+        "schedulable",
+        "status",
+        "tolerations",
+        "uid",
+    )
+
+    def __init__(
+        self,
+        *,
+        uid: TaskID,
+        name: str,
+        namespace: str,
+        resreq: Resource,
+        init_resreq: Resource | None = None,
+        job: JobID | None = None,
+        node_name: str = "",
+        status: TaskStatus = TaskStatus.PENDING,
+        priority: int = 0,
+        priority_class_name: str = "",
+        labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None,
+        node_selector: Mapping[str, str] | None = None,
+        affinity: Mapping[str, Any] | None = None,
+        tolerations: tuple[Toleration, ...] = (),
+        host_ports: tuple[tuple[str, str, int], ...] = (),
+        preemptable: bool = True,
+        preemption_never: bool = False,
+        schedulable: bool = True,
+        creation: float = 0.0,
+        role: str = "",
+    ) -> None:
+        self.uid = uid
+        self.name = name
+        self.namespace = namespace
+        self.resreq = resreq
+        self.init_resreq = init_resreq if init_resreq is not None else resreq
+        self.job = job
+        self.node_name = node_name
+        self.status = status
+        self.priority = priority
+        self.priority_class_name = priority_class_name
+        self.labels: Mapping[str, str] = labels or {}
+        self.annotations: Mapping[str, str] = annotations or {}
+        self.node_selector: Mapping[str, str] = node_selector or {}
+        self.affinity: Mapping[str, Any] = affinity or {}
+        self.tolerations = tolerations
+        self.host_ports = host_ports
+        self.preemptable = preemptable
+        self.preemption_never = preemption_never
+        self.schedulable = schedulable
+        self.best_effort = resreq.is_empty()
+        self.creation = creation
+        self.role = role
+        self.index = _name_index(name)
+
+    def clone(self) -> TaskInfo:
+        """Return a copy whose status and node can change independently.
+
+        Spelled out slot by slot: a snapshot clones every pod, and this is three times faster than a
+        loop over `__slots__` (tests check that every slot is copied).
+        """
+        copy = _new_task(TaskInfo)
+        copy.affinity = self.affinity
+        copy.annotations = self.annotations
+        copy.best_effort = self.best_effort
+        copy.creation = self.creation
+        copy.host_ports = self.host_ports
+        copy.index = self.index
+        copy.init_resreq = self.init_resreq
+        copy.job = self.job
+        copy.labels = self.labels
+        copy.name = self.name
+        copy.namespace = self.namespace
+        copy.node_name = self.node_name
+        copy.node_selector = self.node_selector
+        copy.preemptable = self.preemptable
+        copy.preemption_never = self.preemption_never
+        copy.priority = self.priority
+        copy.priority_class_name = self.priority_class_name
+        copy.resreq = self.resreq
+        copy.role = self.role
+        copy.schedulable = self.schedulable
+        copy.status = self.status
+        copy.tolerations = self.tolerations
+        copy.uid = self.uid
+        return copy
+
+    @property
+    def key(self) -> str:
+        """Return `ns/name`."""
+        return f"{self.namespace}/{self.name}"
+
+    def __repr__(self) -> str:
+        return (
+            f"Task({self.namespace}/{self.name} {self.status.value}{' on ' + self.node_name if self.node_name else ''})"
+        )
+
+
+_new_task = object.__new__
+
+
+def _name_index(name: str) -> int | None:
+    tail = name.rsplit("-", 1)[-1]
+    return int(tail) if tail.isdigit() and tail != name else None
+
+
+@dataclass(slots=True, frozen=True)
+class PodGroupSpec:
+    """What the scheduler reads from a PodGroup (or the one-pod group of a pod without one)."""
+
+    name: str
+    namespace: str
+    queue: str
+    min_member: int = 1
+    min_resources: Resource | None = None
+    min_task_member: Mapping[str, int] = field(default_factory=dict)
+    priority_class_name: str = ""
+    phase: PodGroupPhase = PodGroupPhase.PENDING
+    creation: float = 0.0
+    uid: str = ""
+    shadow: bool = False
+    conditions: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def key(self) -> JobID:
+        """Return the job id, `ns/name`."""
+        return JobID(f"{self.namespace}/{self.name}")
+
+
+@dataclass(slots=True)
+class FitErrors:
+    """Why a task fits no node: reason -> number of nodes, plus a task-level reason."""
+
+    nodes: dict[str, int] = field(default_factory=dict)
+    reason: str = ""
+
+    def add(self, reason: str, count: int = 1) -> None:
+        """Count `reason` for `count` more nodes."""
+        self.nodes[reason] = self.nodes.get(reason, 0) + count
+
+    def summary(self) -> str:
+        """Return `0/N nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint`."""
+        if self.reason:
+            return self.reason
+        total = sum(self.nodes.values())
+        parts = [f"{count} {reason}" for reason, count in sorted(self.nodes.items(), key=lambda kv: (-kv[1], kv[0]))]
+        return f"0/{total} nodes are available: " + ", ".join(parts) if parts else "no nodes available"
+
+
+class JobInfo:
+    """A PodGroup and its tasks, indexed by status; `allocated` sums tasks that hold node resources."""
+
+    __slots__ = (
+        "allocated",
+        "creation",
+        "fit_errors",
+        "job_fit_error",
+        "min_available",
+        "min_resources",
+        "name",
+        "namespace",
+        "phase",
+        "pod_group",
+        "priority",
+        "queue",
+        "task_min_available",
+        "task_status_index",
+        "tasks",
+        "total_request",
+        "uid",
+    )
+
+    def __init__(self, spec: PodGroupSpec, *, priority: int = 0) -> None:
+        self.uid: JobID = spec.key
+        self.name = spec.name
+        self.namespace = spec.namespace
+        self.queue = QueueID(spec.queue)
+        self.min_available = spec.min_member
+        self.min_resources = spec.min_resources
+        self.task_min_available: Mapping[str, int] = spec.min_task_member
+        self.phase = spec.phase
+        self.priority = priority
+        self.creation = spec.creation
+        self.pod_group = spec
+        self.tasks: dict[TaskID, TaskInfo] = {}
+        self.task_status_index: dict[TaskStatus, dict[TaskID, TaskInfo]] = {}
+        self.allocated = Resource()
+        self.total_request = Resource()
+        self.fit_errors: dict[TaskID, FitErrors] = {}
+        self.job_fit_error = ""
+
+    def clone(self) -> JobInfo:
+        """Return a copy with cloned tasks."""
+        copy = JobInfo(self.pod_group, priority=self.priority)
+        copy.queue = self.queue
+        copy.phase = self.phase
+        copy.min_available = self.min_available
+        for task in self.tasks.values():
+            copy.add_task(task.clone())
+        return copy
+
+    # Task index -----------------------------------------------------------------------------
+
+    def add_task(self, task: TaskInfo) -> None:
+        """Add a task and index it by status."""
+        self.tasks[task.uid] = task
+        self._index(task)
+        self.total_request.add(task.resreq)
+
+    def delete_task(self, task: TaskInfo) -> None:
+        """Remove a task (by uid)."""
+        existing = self.tasks.pop(task.uid, None)
+        if existing is None:
+            return
+        self._unindex(existing)
+        self.total_request.sub_without_assert(existing.resreq)
+
+    def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
+        """Move the job's copy of `task` (and `task` itself) to `status`, keeping the index and `allocated` right."""
+        own = self.tasks.get(task.uid, task)
+        self._unindex(own)
+        own.status = status
+        task.status = status
+        self._index(own)
+
+    def _index(self, task: TaskInfo) -> None:
+        self.task_status_index.setdefault(task.status, {})[task.uid] = task
+        if is_allocated_status(task.status):
+            self.allocated.add(task.resreq)
+
+    def _unindex(self, task: TaskInfo) -> None:
+        bucket = self.task_status_index.get(task.status)
+        if bucket is not None:
+            bucket.pop(task.uid, None)
+            if not bucket:
+                del self.task_status_index[task.status]
+        if is_allocated_status(task.status):
+            self.allocated.sub_without_assert(task.resreq)
+
+    def tasks_with(self, *statuses: TaskStatus) -> Iterable[TaskInfo]:
+        """Yield the tasks in any of `statuses`."""
+        for status in statuses:
+            yield from self.task_status_index.get(status, {}).values()
+
+    def count(self, *statuses: TaskStatus) -> int:
+        """Return the number of tasks in any of `statuses`."""
+        index = self.task_status_index
+        if len(index) == 1:  # most jobs have all their tasks in one status
+            status, bucket = next(iter(index.items()))
+            return len(bucket) if status in statuses else 0
+        total = 0
+        for status in statuses:
+            found = index.get(status)
+            if found:
+                total += len(found)
+        return total
+
+    # Gang arithmetic ------------------------------------------------------------------------
+
+    def ready_task_num(self) -> int:
+        """Tasks that hold resources or finished: Bound, Binding, Running, Allocated, Succeeded."""
+        return self.count(*_READY)
+
+    def waiting_task_num(self) -> int:
+        """Tasks pipelined onto resources that are being released."""
+        return self.count(TaskStatus.PIPELINED)
+
+    def pending_best_effort_task_num(self) -> int:
+        """Pending tasks that request nothing."""
+        return sum(1 for task in self.tasks_with(TaskStatus.PENDING) if task.best_effort)
+
+    def valid_task_num(self) -> int:
+        """Tasks that can still count towards the gang."""
+        return self.count(*_VALID)
+
+    def _roles_meet(self, statuses: tuple[TaskStatus, ...]) -> bool:
+        if not self.task_min_available:
+            return True
+        counts: dict[str, int] = {}
+        for task in self.tasks_with(*statuses):
+            counts[task.role] = counts.get(task.role, 0) + 1
+        return all(counts.get(role, 0) >= minimum for role, minimum in self.task_min_available.items())
+
+    def check_task_valid(self) -> bool:
+        """True when every role in minTaskMember has enough valid tasks."""
+        return self._roles_meet(_VALID)
+
+    def check_task_ready(self) -> bool:
+        """True when every role in minTaskMember has enough ready tasks."""
+        return self._roles_meet(_READY)
+
+    def check_task_pipelined(self) -> bool:
+        """True when every role in minTaskMember has enough ready or pipelined tasks."""
+        return self._roles_meet((*_READY, TaskStatus.PIPELINED))
+
+    def is_ready(self) -> bool:
+        """Ready tasks (and pending best-effort ones) reach minAvailable."""
+        return self.ready_task_num() + self.pending_best_effort_task_num() >= self.min_available
+
+    def is_pipelined(self) -> bool:
+        """Ready plus pipelined tasks reach minAvailable."""
+        return (
+            self.waiting_task_num() + self.ready_task_num() + self.pending_best_effort_task_num() >= self.min_available
+        )
+
+    def is_starving(self) -> bool:
+        """Ready plus pipelined tasks fall short of minAvailable."""
+        return self.waiting_task_num() + self.ready_task_num() < self.min_available
+
+    def is_pending(self) -> bool:
+        """True while the PodGroup has not been admitted (phase Pending)."""
+        return self.phase is PodGroupPhase.PENDING
+
+    def __repr__(self) -> str:
+        return f"Job({self.uid} queue={self.queue} phase={self.phase.value} tasks={len(self.tasks)})"

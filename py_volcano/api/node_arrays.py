@@ -1,0 +1,154 @@
+"""NodeArrays: the nodes x dimensions float64 matrices that vectorise fit and scoring over all nodes.
+
+Columns are `cpu` (milli), `memory` (bytes), `pods` (count) and every scalar resource seen in the
+snapshot (milli units). Each `NodeInfo` writes its own row through `write` whenever it changes, so
+the matrices always mirror the node objects: a node is their single owner.
+
+Every write is logged by row, so the fit masks of a request shape are kept per shape and brought up
+to date by re-testing only the rows written since (a gang's identical tasks, placed one after the
+other, each change one row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from py_volcano.api.node_info import NodeInfo
+from py_volcano.api.resource_info import CPU, MEMORY, MIN_RESOURCE, PODS, Resource
+
+__all__ = ["FloatArray", "IntArray", "MaskArray", "NodeArrays"]
+
+FloatArray = npt.NDArray[np.float64]
+MaskArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.intp]
+
+_INCREMENTAL_ROWS = 512
+
+
+def _shape(resreq: Resource) -> tuple[object, ...]:
+    return (resreq.milli_cpu, resreq.memory, *sorted(resreq.scalars.items()))
+
+
+class NodeArrays:
+    """Allocatable, idle, releasing and pipelined matrices, one row a node in `nodes` order."""
+
+    __slots__ = (
+        "_fit_future",
+        "_fit_idle",
+        "_log",
+        "_requests",
+        "allocatable",
+        "columns",
+        "dims",
+        "idle",
+        "nodes",
+        "pipelined",
+        "releasing",
+    )
+
+    def __init__(self, nodes: Sequence[NodeInfo], scalar_names: Iterable[str]) -> None:
+        self.dims: tuple[str, ...] = (CPU, MEMORY, PODS, *sorted(set(scalar_names)))
+        self.columns = {name: column for column, name in enumerate(self.dims)}
+        shape = (len(nodes), len(self.dims))
+        self.nodes = list(nodes)
+        self._requests: dict[tuple[object, ...], FloatArray] = {}
+        self._log: list[int] = []
+        self._fit_idle: dict[tuple[object, ...], tuple[int, MaskArray]] = {}
+        self._fit_future: dict[tuple[object, ...], tuple[int, MaskArray]] = {}
+        self.allocatable: FloatArray = np.zeros(shape)
+        self.idle: FloatArray = np.zeros(shape)
+        self.releasing: FloatArray = np.zeros(shape)
+        self.pipelined: FloatArray = np.zeros(shape)
+        for index, node in enumerate(self.nodes):
+            self.allocatable[index] = self._row(node.allocatable, node.allocatable.max_task_num)
+            node.attach(self, index)
+
+    def detach(self) -> None:
+        """Stop every node writing through to these arrays (and drop the references both ways)."""
+        for node in self.nodes:
+            node.detach()
+        self.nodes = []
+
+    def _row(self, resource: Resource, pods: float) -> list[float]:
+        row = [resource.milli_cpu, resource.memory, pods]
+        row.extend(resource.scalars.get(name, 0.0) for name in self.dims[3:])
+        return row
+
+    def write(self, node: NodeInfo, *, idle: bool = True, releasing: bool = True, pipelined: bool = True) -> None:
+        """Copy `node`'s idle, releasing and pipelined state (those asked for) into its row."""
+        index = node.index
+        self._log.append(index)
+        if idle:
+            self.idle[index] = self._row(node.idle, node.idle_pods)
+        if releasing:
+            self.releasing[index] = self._row(node.releasing, node.releasing_pods)
+        if pipelined:
+            self.pipelined[index] = self._row(node.pipelined, node.pipelined_pods)
+
+    def request(self, resreq: Resource) -> FloatArray:
+        """Return a task request as a row vector (its resources plus one pod slot), minus the tolerance.
+
+        Vectors are cached per distinct request, so the tasks of a job share one. A request for a
+        scalar no node has gets an extra infinite column, which fits nowhere.
+        """
+        key = _shape(resreq)
+        vector = self._requests.get(key)
+        if vector is None:
+            vector = np.asarray(self._row(resreq, 1.0)) - MIN_RESOURCE
+            if any(name not in self.columns for name, value in resreq.scalars.items() if value > 0):
+                vector = np.append(vector, np.inf)
+            self._requests[key] = vector
+        return vector
+
+    def used(self) -> FloatArray:
+        """Return Allocatable - Idle."""
+        return self.allocatable - self.idle
+
+    def future_idle(self) -> FloatArray:
+        """Return Idle + Releasing - Pipelined."""
+        return self.idle + self.releasing - self.pipelined
+
+    def fits_idle(self, resreq: Resource) -> MaskArray:
+        """Per node: `resreq` (and one pod slot) fits the idle resources. Read-only; kept current per shape."""
+        return self._cached_fit(resreq, self._fit_idle, future=False)
+
+    def fits_future_idle(self, resreq: Resource) -> MaskArray:
+        """Per node: `resreq` fits Idle + Releasing - Pipelined. Read-only; kept current per shape."""
+        return self._cached_fit(resreq, self._fit_future, future=True)
+
+    def _available(self, rows: IntArray | slice, *, future: bool) -> FloatArray:
+        if future:
+            result: FloatArray = self.idle[rows] + self.releasing[rows] - self.pipelined[rows]
+            return result
+        return self.idle[rows]
+
+    def _cached_fit(
+        self, resreq: Resource, cache: dict[tuple[object, ...], tuple[int, MaskArray]], *, future: bool
+    ) -> MaskArray:
+        key = _shape(resreq)
+        request = self.request(resreq)
+        version = len(self._log)
+        cached = cache.get(key)
+        if cached is not None and version - cached[0] <= _INCREMENTAL_ROWS:
+            seen, mask = cached
+            if seen != version and request.shape[0] == self.idle.shape[1]:
+                rows = np.fromiter(set(self._log[seen:]), dtype=np.intp)
+                mask.flags.writeable = True
+                mask[rows] = (self._available(rows, future=future) > request).all(axis=1)
+                mask.flags.writeable = False
+                cache[key] = (version, mask)
+            return mask
+        mask = self.fits(request, self._available(slice(None), future=future))
+        mask.flags.writeable = False
+        cache[key] = (version, mask)
+        return mask
+
+    def fits(self, request: FloatArray, available: FloatArray) -> MaskArray:
+        """Return, per node, whether a `request()` vector <= `available` in every dimension (tolerance 0.1)."""
+        if request.shape[0] > available.shape[1]:
+            return np.zeros(available.shape[0], dtype=bool)
+        result: MaskArray = np.asarray((available > request).all(axis=1), dtype=bool)
+        return result

@@ -1,0 +1,180 @@
+"""Applying a cycle's decisions: binds through pods/binding, evictions through policy/v1 Eviction.
+
+Every bind is assumed in the store before it is sent and rolled back when it fails; every eviction
+marks its pod Releasing before it is sent and unmarks it when refused. A PodDisruptionBudget refusing
+an eviction (429) is not an error: the pod stays, the eviction counts as blocked, a later cycle may
+try again. Calls run concurrently, at most `concurrency` at once, and each checks leadership just
+before it is sent, so a leader that lost its Lease stops binding at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import structlog
+
+from py_volcano.api import TaskInfo
+from py_volcano.cache.client import ApiClient, api_failure, never_sent
+from py_volcano.cache.store import Store
+from py_volcano.errors import ApiError, BindError, EvictError
+
+__all__ = ["ApplyReport", "Binder", "bind_pod", "evict_pod"]
+
+log = structlog.get_logger(__name__)
+
+#: Eviction outcomes, as the `result` label of volcano_pod_evictions_total.
+SUCCESS, BLOCKED, ERROR = "success", "blocked", "error"
+
+
+async def bind_pod(client: ApiClient, task: TaskInfo, node: str) -> None:
+    """POST a Binding of `task` to `node`; BindError (with status) when the API server does not accept it."""
+    body = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": task.name, "namespace": task.namespace, "uid": str(task.uid)},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+    what = f"bind {task.key} to {node}"
+    try:
+        status, answer = await client.request(
+            "POST", f"/api/v1/namespaces/{task.namespace}/pods/{task.name}/binding", body=body
+        )
+    except ApiError as exc:
+        raise api_failure(BindError, what, body=str(exc)) from exc
+    if status not in (200, 201):
+        raise api_failure(BindError, what, status=status, body=answer)
+
+
+async def evict_pod(client: ApiClient, task: TaskInfo) -> bool:
+    """POST an Eviction of `task`; True when accepted (or the pod is already gone), False when a
+    PodDisruptionBudget blocks it (429); EvictError otherwise."""
+    body = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": task.name, "namespace": task.namespace},
+        "deleteOptions": {"preconditions": {"uid": str(task.uid)}},
+    }
+    what = f"evict {task.key}"
+    try:
+        status, answer = await client.request(
+            "POST", f"/api/v1/namespaces/{task.namespace}/pods/{task.name}/eviction", body=body
+        )
+    except ApiError as exc:
+        raise api_failure(EvictError, what, body=str(exc)) from exc
+    if status in (200, 201, 404):
+        return True
+    if status == 429:
+        return False
+    raise api_failure(EvictError, what, status=status, body=answer)
+
+
+def _outcome(error: ApiError) -> bool | None:
+    """False when the call certainly failed (an answer, or no connection), None when it may have worked."""
+    return False if error.status is not None or never_sent(error) else None
+
+
+@dataclass(slots=True)
+class ApplyReport:
+    """What happened to one cycle's decisions: pods bound, binds refused (with why), calls not sent
+    (leadership gone), and each eviction's outcome (`success`, `blocked`, `error`)."""
+
+    bound: list[str] = field(default_factory=list)
+    bind_errors: dict[str, str] = field(default_factory=dict)
+    not_sent: list[str] = field(default_factory=list)
+    evictions: dict[str, str] = field(default_factory=dict)
+
+
+class Binder:
+    """Send binds and evictions with bounded concurrency, keeping the store's overlays right."""
+
+    def __init__(
+        self,
+        client: ApiClient,
+        store: Store,
+        *,
+        concurrency: int,
+        is_leader: Callable[[], bool],
+        on_bind: Callable[[bool, float | None], None] = lambda ok, latency: None,
+        on_eviction: Callable[[str], None] = lambda result: None,
+        after_bind: Callable[[TaskInfo, str], None] = lambda task, node: None,
+        after_eviction: Callable[[TaskInfo, str], None] = lambda task, reason: None,
+    ) -> None:
+        self.client = client
+        self.store = store
+        self.is_leader = is_leader
+        self.on_bind = on_bind
+        self.on_eviction = on_eviction
+        self.after_bind = after_bind
+        self.after_eviction = after_eviction
+        self._semaphore = asyncio.Semaphore(concurrency)
+
+    def submit(
+        self, binds: Sequence[tuple[TaskInfo, str]], evictions: Sequence[tuple[TaskInfo, str]]
+    ) -> asyncio.Task[ApplyReport]:
+        """Hold every decision in the store's overlays now and send them in the background.
+
+        The overlays are in place when this returns, so the next snapshot already sees the pods on
+        their nodes (or Releasing) however long the calls take; the task's result is the report.
+        """
+        for task, _ in evictions:
+            self.store.mark_releasing(task.key)
+        for task, node in binds:
+            self.store.assume(task.key, node)
+        return asyncio.create_task(self._send(binds, evictions), name="apply-decisions")
+
+    async def _send(
+        self, binds: Sequence[tuple[TaskInfo, str]], evictions: Sequence[tuple[TaskInfo, str]]
+    ) -> ApplyReport:
+        report = ApplyReport()
+        await asyncio.gather(
+            *(self._evict(task, reason, report) for task, reason in evictions),
+            *(self._bind(task, node, report) for task, node in binds),
+        )
+        return report
+
+    async def _bind(self, task: TaskInfo, node: str, report: ApplyReport) -> None:
+        async with self._semaphore:
+            if not self.is_leader():
+                self.store.bind_settled(task.key, ok=False)
+                report.not_sent.append(task.key)
+                return
+            try:
+                await bind_pod(self.client, task, node)
+            except BindError as exc:
+                self.store.bind_settled(task.key, ok=_outcome(exc))
+                report.bind_errors[task.key] = str(exc)
+                self.on_bind(False, None)
+                log.error("bind_failed", task=task.key, node=node, status=exc.status, reason=str(exc))
+                return
+        self.store.bind_settled(task.key, ok=True)
+        report.bound.append(task.key)
+        self.on_bind(True, time.time() - task.creation if task.creation else None)
+        self.after_bind(task, node)
+        log.debug("task_bound", task=task.key, node=node)
+
+    async def _evict(self, task: TaskInfo, reason: str, report: ApplyReport) -> None:
+        async with self._semaphore:
+            if not self.is_leader():
+                self.store.eviction_settled(task.key, ok=False)
+                report.not_sent.append(task.key)
+                return
+            try:
+                accepted = await evict_pod(self.client, task)
+            except EvictError as exc:
+                self.store.eviction_settled(task.key, ok=_outcome(exc))
+                report.evictions[task.key] = ERROR
+                self.on_eviction(ERROR)
+                log.error("eviction_failed", task=task.key, status=exc.status, reason=str(exc))
+                return
+        self.store.eviction_settled(task.key, ok=accepted)
+        result = SUCCESS if accepted else BLOCKED
+        report.evictions[task.key] = result
+        self.on_eviction(result)
+        if accepted:
+            self.after_eviction(task, reason)
+            log.info("task_evicted", task=task.key, node=task.node_name, reason=reason)
+        else:
+            log.info("eviction_blocked", task=task.key, node=task.node_name, reason="PodDisruptionBudget")

@@ -1,0 +1,490 @@
+"""StatusWriter: tell the cluster what a cycle decided (PodGroup and Queue status, pod conditions, events).
+
+The scheduling loop calls `submit` once per cycle; it diffs the cycle against what was last written
+(`status_diff`), queues only the changes, and returns. `run` drains the queue in the background with
+bounded concurrency; a later submit supersedes a queued, unsent write of the same object. Status
+writes are merge patches on status subresources; pod conditions are strategic merge patches of
+`PodScheduled`, so the pod's other conditions stay; events are events.k8s.io/v1 and best effort. A
+pod's FailedScheduling event follows its condition: queued once the condition is written.
+
+A failed call never raises into the loop: a 404 means the object is gone, a 409 or 422 is logged with
+the object, and any other failure forgets what was queued so the next submit writes it again. After
+a restart nothing is known to be written, so every PodGroup and Queue is written once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import structlog
+
+from py_volcano.api import (
+    ClusterInfo,
+    JobID,
+    JobInfo,
+    PodGroupPhase,
+    QueueID,
+    Resource,
+    TaskID,
+    TaskInfo,
+    TaskStatus,
+)
+from py_volcano.cache import status_diff
+from py_volcano.cache.client import status_message
+from py_volcano.errors import ApiError
+
+if TYPE_CHECKING:
+    from py_volcano.cache.client import ApiClient
+
+__all__ = ["CycleOutcome", "GroupOutcome", "QueueOutcome", "StatusWriter"]
+
+log = structlog.get_logger(__name__)
+
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+_GROUP, _VERSION = "scheduling.volcano.sh", "v1beta1"
+_GROUPS = f"/apis/{_GROUP}/{_VERSION}"
+_PHASES = (
+    PodGroupPhase.PENDING,
+    PodGroupPhase.INQUEUE,
+    PodGroupPhase.RUNNING,
+    PodGroupPhase.UNKNOWN,
+    PodGroupPhase.COMPLETED,
+)
+_PHASE_INDEX = {phase: i for i, phase in enumerate(_PHASES)}
+#: Answers that retrying the same write cannot change.
+_REJECTED = frozenset({409, 422})
+
+
+class GroupOutcome(Protocol):
+    """What the writer reads of a cycle's PodGroup status (framework `PodGroupStatus`)."""
+
+    @property
+    def phase(self) -> PodGroupPhase: ...
+    @property
+    def running(self) -> int: ...
+    @property
+    def succeeded(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def unschedulable(self) -> str: ...
+    @property
+    def queue(self) -> str: ...
+    @property
+    def shadow(self) -> bool: ...
+
+
+class QueueOutcome(Protocol):
+    """What the writer reads of a cycle's queue figures (framework `QueueFigures`)."""
+
+    @property
+    def allocated(self) -> Resource: ...
+
+
+class CycleOutcome(Protocol):
+    """What the writer reads of a cycle (framework `CycleResult`; the cache may not import the framework)."""
+
+    @property
+    def binds(self) -> Sequence[tuple[TaskInfo, str]]: ...
+    @property
+    def pipelined(self) -> Mapping[str, str]: ...
+    @property
+    def pod_groups(self) -> Mapping[JobID, GroupOutcome]: ...
+    @property
+    def queues(self) -> Mapping[str, QueueOutcome]: ...
+    @property
+    def unschedulable(self) -> Mapping[str, str]: ...
+
+
+@dataclass(slots=True)
+class _StatusPatch:
+    """A merge patch of a PodGroup's or Queue's status, and the record it wrote (forgotten if it fails)."""
+
+    kind: str
+    name: str
+    path: str
+    body: dict[str, Any]
+    record: object
+
+
+@dataclass(slots=True, frozen=True)
+class _GroupRecord:
+    """A PodGroup's status as last queued, and the object and cycle state it was diffed for."""
+
+    uid: str
+    state: status_diff.GroupState
+    status: dict[str, Any]
+
+
+@dataclass(slots=True, frozen=True)
+class _PodRecord:
+    """The PodScheduled message queued for a pod, since when it is False; queued as is, patched when sent."""
+
+    uid: TaskID
+    namespace: str
+    name: str
+    job: JobID | None
+    message: str
+    since: str
+
+
+@dataclass(slots=True, frozen=True)
+class _Event:
+    """An event to create, built when sent: regarding (apiVersion, kind, namespace, name, uid), why, when."""
+
+    regarding: tuple[str, str, str, str, str]
+    type: str
+    reason: str
+    action: str
+    note: str
+    at: float
+
+
+_Queued = _StatusPatch | _PodRecord | _Event
+
+
+def _gang_ready(job: JobInfo) -> bool:
+    """Volcano's gang check at session close: ready tasks (incl. this cycle's) reach every minimum."""
+    return job.check_task_ready() and job.is_ready()
+
+
+def _unschedulable_reason(job: JobInfo) -> str:
+    if not job.check_task_valid() or job.valid_task_num() < job.min_available:
+        return status_diff.NOT_ENOUGH_PODS
+    return status_diff.NOT_ENOUGH_RESOURCES
+
+
+def _compose(first: dict[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
+    """Return one merge patch with the effect of `first` then `second`."""
+    result = dict(first)
+    for key, value in second.items():
+        old = result.get(key)
+        result[key] = _compose(old, value) if isinstance(old, dict) and isinstance(value, Mapping) else value
+    return result
+
+
+def _pod_event(task: TaskInfo, type_: str, reason: str, action: str, note: str, at: float) -> _Event:
+    return _Event(("v1", "Pod", task.namespace, task.name, task.uid), type_, reason, action, note, at)
+
+
+def _failed_scheduling(pod: _PodRecord, at: float) -> _Event:
+    """The event that goes with a PodScheduled condition once it is written (kube-scheduler's reason)."""
+    regarding = ("v1", "Pod", pod.namespace, pod.name, pod.uid)
+    return _Event(regarding, "Warning", "FailedScheduling", "Scheduling", pod.message, at)
+
+
+class StatusWriter:
+    """Write what changed since the last cycle: PodGroup and Queue status, PodScheduled, events."""
+
+    def __init__(
+        self,
+        client: ApiClient,
+        *,
+        scheduler_name: str,
+        concurrency: int = 16,
+        max_events: int = 10_000,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """`concurrency` bounds writes in flight; beyond `max_events` queued events the oldest are dropped."""
+        self._client = client
+        self._controller = scheduler_name
+        self._instance = f"{scheduler_name}-{socket.gethostname()}"[:128]
+        self._concurrency = concurrency
+        self._clock = clock
+        self._groups: dict[JobID, _GroupRecord] = {}
+        self._queues: dict[str, dict[str, Any]] = {}
+        self._pods: dict[TaskID, _PodRecord] = {}
+        self._pending: dict[tuple[str, str], _StatusPatch | _PodRecord] = {}
+        self._events: deque[_Event] = deque(maxlen=max_events)
+        self._dropped_events = 0
+        self._event_seq = 0
+        self._event_time = (0.0, "")
+        self._wakeup = asyncio.Event()
+        self._drain_lock = asyncio.Lock()
+        self.unwritten = False
+
+    # Submitting (synchronous, on the event loop thread) ------------------------------------------
+
+    def submit(self, result: CycleOutcome, cluster: ClusterInfo) -> None:
+        """Queue the writes a cycle calls for; `cluster` is the snapshot the cycle ran over (and changed).
+        `unwritten` is True from a failed write to the next submit, which writes it again.
+
+        Call it on the event loop thread; it does not wait for any write, and request bodies are built
+        only when sent.
+        """
+        self.unwritten = False
+        seconds = self._clock()
+        now = status_diff.rfc3339(seconds)
+        before = len(self._pending) + len(self._events)
+        counts = self._submit_pod_groups(result, cluster, now, seconds)
+        self._submit_queues(result, cluster, counts)
+        self._submit_pods(result, cluster, now)
+        queued = len(self._pending) + len(self._events) - before
+        if queued > 0:
+            log.debug("status_queued", writes=queued, pending=len(self._pending), events=len(self._events))
+            self._wakeup.set()
+
+    def record_bind(self, task: TaskInfo, node: str) -> None:
+        """Record a successful bind: a `Scheduled` event on the pod.
+
+        A PodScheduled=False still queued for the pod is dropped: the API server set it True on binding.
+        """
+        self._pods.pop(task.uid, None)
+        self._pending.pop(("Pod", task.uid), None)
+        note = f"Successfully assigned {task.key} to {node}"
+        self._queue_event(_pod_event(task, "Normal", "Scheduled", "Binding", note, self._clock()))
+
+    def record_eviction(self, task: TaskInfo, reason: str, *, preemptor: str = "") -> None:
+        """Record a successful eviction: `Preempted` (with the preemptor `ns/name`) or `Evict` on the pod."""
+        if preemptor:
+            note = f"Preempted by {preemptor}: {reason}"
+            self._queue_event(_pod_event(task, "Normal", "Preempted", "Preempting", note, self._clock()))
+        else:
+            self._queue_event(_pod_event(task, "Warning", "Evict", "Evicting", reason, self._clock()))
+
+    def _submit_pod_groups(
+        self, result: CycleOutcome, cluster: ClusterInfo, now: str, seconds: float
+    ) -> dict[str, list[int]]:
+        """Diff every PodGroup; return the number of groups per queue and phase (shadow groups count)."""
+        groups, records = result.pod_groups, self._groups
+        for gone in records.keys() - groups.keys():
+            del records[gone]
+        bound = {task.job for task, _ in result.binds}
+        counts: dict[str, list[int]] = {}
+        for job_id, status in groups.items():
+            tally = counts.get(status.queue)
+            if tally is None:
+                tally = counts[status.queue] = [0] * len(_PHASES)
+            tally[_PHASE_INDEX[status.phase]] += 1
+            job = cluster.jobs.get(job_id)
+            if status.shadow or job is None:
+                continue
+            state = status_diff.GroupState(
+                phase=status.phase.value,
+                running=status.running,
+                succeeded=status.succeeded,
+                failed=status.failed,
+                unschedulable=status.unschedulable,
+                reason=_unschedulable_reason(job)
+                if status.unschedulable
+                else status_diff.NOT_ENOUGH_RESOURCES,
+                placed=status.phase is PodGroupPhase.RUNNING or (job_id in bound and _gang_ready(job)),
+            )
+            record = records.get(job_id)
+            if record is None or record.uid != job.pod_group.uid or record.state != state:
+                self._diff_pod_group(job, state, record, now, seconds)
+        return counts
+
+    def _diff_pod_group(
+        self,
+        job: JobInfo,
+        state: status_diff.GroupState,
+        record: _GroupRecord | None,
+        now: str,
+        seconds: float,
+    ) -> None:
+        spec = job.pod_group
+        written = record.status if record is not None and record.uid == spec.uid else {}
+        diff = status_diff.pod_group_diff(written, spec.conditions, state, now)
+        new = _GroupRecord(spec.uid, state, diff.status)
+        self._groups[job.uid] = new
+        if diff.patch is None:
+            return
+        path = f"{_GROUPS}/namespaces/{spec.namespace}/podgroups/{spec.name}/status"
+        self._queue_patch(_StatusPatch("PodGroup", job.uid, path, diff.patch, new))
+        regarding = (f"{_GROUP}/{_VERSION}", "PodGroup", spec.namespace, spec.name, spec.uid)
+        for update in diff.changed:
+            if update.type == status_diff.UNSCHEDULABLE and update.status == "True":
+                event = _Event(regarding, "Warning", update.type, "Scheduling", update.message, seconds)
+                self._queue_event(event)
+            elif update.type == status_diff.SCHEDULED:
+                event = _Event(
+                    regarding, "Normal", update.type, "Scheduling", status_diff.POD_GROUP_READY, seconds
+                )
+                self._queue_event(event)
+
+    def _submit_queues(
+        self, result: CycleOutcome, cluster: ClusterInfo, counts: Mapping[str, list[int]]
+    ) -> None:
+        records = self._queues
+        for gone in records.keys() - result.queues.keys():
+            del records[gone]
+        for name, figures in result.queues.items():
+            queue = cluster.queues.get(QueueID(name))
+            if queue is None:
+                continue
+            tally = counts.get(name) or [0] * len(_PHASES)
+            desired: dict[str, Any] = {"state": queue.state.value}
+            desired.update((phase.value.lower(), tally[i]) for i, phase in enumerate(_PHASES))
+            desired["allocated"] = figures.allocated.to_quantities()
+            patch = status_diff.status_patch(records.get(name, {}), desired)
+            if patch is not None:
+                records[name] = desired
+                self._queue_patch(
+                    _StatusPatch("Queue", name, f"{_GROUPS}/queues/{name}/status", patch, desired)
+                )
+
+    def _submit_pods(self, result: CycleOutcome, cluster: ClusterInfo, now: str) -> None:
+        """Diff PodScheduled of pending pods of unschedulable groups (own fit error, else the group's
+        message) and of pipelined pods. Records are by uid: the loop over thousands of pods formats no
+        names; the FailedScheduling event is queued once the condition is written, not here.
+        """
+        seen: set[TaskID] = set()
+        for job_id, status in result.pod_groups.items():
+            job = cluster.jobs.get(job_id)
+            if not status.unschedulable or job is None:
+                continue
+            own = {
+                uid: result.unschedulable.get(job.tasks[uid].key)
+                for uid in job.fit_errors
+                if uid in job.tasks
+            }
+            for task in job.tasks_with(TaskStatus.PENDING):
+                seen.add(task.uid)
+                self._diff_pod(task, own.get(task.uid) or status.unschedulable, now)
+        if result.pipelined:
+            for job in cluster.jobs.values():
+                for task in job.tasks_with(TaskStatus.PIPELINED):
+                    seen.add(task.uid)
+                    self._diff_pod(task, status_diff.pipelined_message(task.key, task.node_name), now)
+        records = self._pods
+        for uid in records.keys() - seen:
+            stale = records[uid]
+            job = cluster.jobs.get(stale.job) if stale.job else None
+            pod = job.tasks.get(uid) if job is not None else None
+            if pod is None or pod.status not in (TaskStatus.PENDING, TaskStatus.PIPELINED):
+                del records[uid]
+                self._pending.pop(("Pod", uid), None)
+
+    def _diff_pod(self, task: TaskInfo, message: str, now: str) -> None:
+        record = self._pods.get(task.uid)
+        if record is not None and record.message == message:
+            return
+        since = record.since if record is not None else now
+        new = _PodRecord(task.uid, task.namespace, task.name, task.job, message, since)
+        self._pods[task.uid] = self._pending[("Pod", task.uid)] = new
+
+    def _queue_patch(self, patch: _StatusPatch) -> None:
+        """Queue a status patch; one still queued for the same object is folded into it."""
+        key = (patch.kind, patch.name)
+        queued = self._pending.get(key)
+        if isinstance(queued, _StatusPatch):
+            patch.body = _compose(queued.body, patch.body)
+        self._pending[key] = patch
+
+    def _queue_event(self, event: _Event) -> None:
+        if len(self._events) == self._events.maxlen:
+            self._dropped_events += 1
+        self._events.append(event)
+        self._wakeup.set()
+
+    # Draining (async) ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Drain queued writes whenever a submit or a record queues some, until cancelled."""
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Send everything queued (and whatever is queued meanwhile), `concurrency` writes at a time."""
+        async with self._drain_lock:
+            await asyncio.gather(*(self._work() for _ in range(self._concurrency)))
+            if self._dropped_events:
+                log.warning("events_dropped", count=self._dropped_events, reason="event queue full")
+                self._dropped_events = 0
+
+    def _next(self) -> _Queued | None:
+        """Status writes first, in submit order; events after them."""
+        if self._pending:
+            key = next(iter(self._pending))
+            return self._pending.pop(key)
+        if self._events:
+            return self._events.popleft()
+        return None
+
+    async def _work(self) -> None:
+        while (item := self._next()) is not None:
+            try:
+                await self._send(item)
+            except Exception:  # a bug in one write must not stop the others (or the scheduler)
+                log.exception("status_write_crashed", object=repr(item))
+
+    def _request(self, item: _Queued) -> tuple[str, str, str, str, dict[str, Any], str]:
+        """Return (kind, object, method, path, body, content type) of a queued item."""
+        if isinstance(item, _StatusPatch):
+            return item.kind, item.name, "PATCH", item.path, item.body, MERGE_PATCH
+        if isinstance(item, _PodRecord):
+            path = f"/api/v1/namespaces/{item.namespace}/pods/{item.name}/status"
+            body = status_diff.pod_scheduled_patch(uid=item.uid, message=item.message, since=item.since)
+            return "Pod", f"{item.namespace}/{item.name}", "PATCH", path, body, STRATEGIC_MERGE_PATCH
+        _, _, namespace, name, _ = item.regarding
+        path = f"/apis/events.k8s.io/v1/namespaces/{namespace or 'default'}/events"
+        return "Event", f"{namespace}/{name}", "POST", path, self._event_body(item), "application/json"
+
+    def _event_body(self, event: _Event) -> dict[str, Any]:
+        api_version, kind, namespace, name, uid = event.regarding
+        self._event_seq = max(self._event_seq + 1, int(event.at * 1e9))
+        if self._event_time[0] != event.at:
+            self._event_time = (event.at, status_diff.micro_time(event.at))
+        return status_diff.event_body(
+            regarding={
+                "apiVersion": api_version,
+                "kind": kind,
+                "namespace": namespace,
+                "name": name,
+                "uid": uid,
+            },
+            type_=event.type,
+            reason=event.reason,
+            action=event.action,
+            note=event.note,
+            name=f"{name}.{self._event_seq:x}",
+            event_time=self._event_time[1],
+            controller=self._controller,
+            instance=self._instance,
+        )
+
+    async def _send(self, item: _Queued) -> None:
+        kind, name, method, path, body, content_type = self._request(item)
+        try:
+            code, answer = await self._client.request(method, path, body=body, content_type=content_type)
+        except ApiError as exc:
+            self._failed(item, kind, name, None, str(exc))
+            return
+        if code < 300:
+            log.debug("status_written", kind=kind, object=name)
+            if isinstance(item, _PodRecord):
+                self._queue_event(_failed_scheduling(item, self._clock()))
+        elif code == 404:
+            log.debug("status_object_gone", kind=kind, object=name)
+        elif code in _REJECTED:
+            reason = status_message(answer)
+            log.warning("status_write_rejected", kind=kind, object=name, status=code, reason=reason)
+        else:
+            self._failed(item, kind, name, code, status_message(answer))
+
+    def _failed(self, item: _Queued, kind: str, name: str, code: int | None, reason: str) -> None:
+        """Log a failed call; forget what it wrote (unless a later submit replaced it), to write it again."""
+        if isinstance(item, _Event):
+            log.warning("event_failed", object=name, reason_sent=item.reason, status=code, reason=reason)
+            return
+        if isinstance(item, _PodRecord):
+            records: dict[Any, Any] = self._pods
+            key: object = item.uid
+            record: object = item
+        else:
+            records = self._groups if item.kind == "PodGroup" else self._queues
+            key, record = item.name, item.record
+        if records.get(key) is record:
+            del records[key]
+        self.unwritten = True
+        log.error("status_write_failed", kind=kind, object=name, status=code, reason=reason)

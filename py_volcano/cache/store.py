@@ -1,0 +1,494 @@
+"""The store: parsed specs of every watched object, plus what the scheduler did but has not yet seen.
+
+Watch events (`watchers.py`) and periodic LISTs (`reconcile`) keep one record per object; `snapshot`
+assembles a fresh `ClusterInfo` from them for a cycle. Between a decision and its echo from the watch,
+overlays keep the store truthful: a pod we bind is *assumed* on its node at once (so the next cycle
+never places it twice or overcommits the node), a pod we evict is *releasing* until it vanishes, and a
+PodGroup phase the cycle decided holds until the watch shows it (Volcano's cache does the same:
+`UpdateJobStatus` writes the API server and its own copy).
+
+Ordering a LIST against watch events relies on resourceVersions being etcd revisions, integers that
+grow with every write, as they are on every etcd-backed API server; an unreadable one sorts as 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from py_volcano.api import (
+    ClusterInfo,
+    JobID,
+    NodeSpec,
+    ParsedPod,
+    PdbSpec,
+    PodGroupPhase,
+    PodGroupSpec,
+    PriorityClassSpec,
+    QueueInfo,
+    Resource,
+    TaskStatus,
+    parse_node,
+    parse_pdb,
+    parse_pod,
+    parse_pod_group,
+    parse_priority_class,
+    parse_queue,
+    shadow_group_name,
+)
+from py_volcano.errors import ObjectError
+
+__all__ = ["KINDS", "Kind", "Listing", "Store"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(slots=True, frozen=True)
+class Kind:
+    """One watched resource: where it is served and whether it is namespaced."""
+
+    name: str
+    group: str
+    version: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        """Return `group/version`, or `version` for the core group."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def list_path(self) -> str:
+        """Return the cluster-wide collection path."""
+        prefix = f"/apis/{self.group}" if self.group else "/api"
+        return f"{prefix}/{self.version}/{self.plural}"
+
+
+PODS = Kind("Pod", "", "v1", "pods", True)
+NODES = Kind("Node", "", "v1", "nodes", False)
+QUEUES = Kind("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False)
+POD_GROUPS = Kind("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True)
+PRIORITY_CLASSES = Kind("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False)
+PDBS = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True)
+
+#: Every kind the scheduler watches; priority classes first so pods parse with their classes.
+KINDS: tuple[Kind, ...] = (PRIORITY_CLASSES, NODES, QUEUES, POD_GROUPS, PDBS, PODS)
+
+_POD_META = ("name", "namespace", "uid", "labels", "annotations", "creationTimestamp", "deletionTimestamp")
+_CONTAINER_KEYS = ("name", "resources", "ports")
+
+
+def resource_version(obj: Mapping[str, Any]) -> int:
+    """Return an object's resourceVersion as an integer (0 when absent or not a number)."""
+    text = (obj.get("metadata") or {}).get("resourceVersion")
+    try:
+        return int(str(text))
+    except (TypeError, ValueError):
+        return 0
+
+
+def object_key(obj: Mapping[str, Any], kind: Kind) -> str:
+    """Return `ns/name` for namespaced kinds, `name` otherwise."""
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}" if kind.namespaced else str(meta.get("name"))
+
+
+def _trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Keep what `parse_pod` reads: a few metadata fields, the spec without volumes, the phase."""
+    meta = obj.get("metadata") or {}
+    spec = dict(obj.get("spec") or {})
+    spec.pop("volumes", None)
+    for key in ("containers", "initContainers"):
+        if isinstance(spec.get(key), list):
+            spec[key] = [
+                {k: c[k] for k in _CONTAINER_KEYS if k in c} if isinstance(c, Mapping) else c for c in spec[key]
+            ]
+    phase = (obj.get("status") or {}).get("phase")
+    return {
+        "metadata": {k: meta[k] for k in _POD_META if k in meta},
+        "spec": spec,
+        "status": {"phase": phase} if phase else {},
+    }
+
+
+@dataclass(slots=True)
+class Record:
+    """One object as last seen: its resourceVersion, uid and parsed spec (None when unusable)."""
+
+    version: int
+    uid: str
+    spec: Any
+    raw: dict[str, Any] | None = None
+    error: str = ""
+
+
+@dataclass(slots=True)
+class Pending:
+    """A bind or eviction sent (or being sent) whose echo has not been seen; `settled` when the call ended,
+    `unanswered` when it ended without an answer (it may or may not have happened)."""
+
+    node: str = ""
+    started: float = field(default_factory=time.monotonic)
+    settled: float | None = None
+    unanswered: bool = False
+
+
+class Store:
+    """Records per kind, the overlays of our own decisions, and which kinds finished their first listing."""
+
+    def __init__(self, *, scheduler_name: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.scheduler_name = scheduler_name
+        self.clock = clock
+        self.records: dict[str, dict[str, Record]] = {kind.name: {} for kind in KINDS}
+        self.tombstones: dict[str, dict[str, int]] = {kind.name: {} for kind in KINDS}
+        self.synced: set[str] = set()
+        self.watched: dict[str, asyncio.Event] = {kind.name: asyncio.Event() for kind in KINDS}  # kopf's first events
+        self.assumed: dict[str, Pending] = {}
+        self.releasing: dict[str, Pending] = {}
+        self.phases: dict[JobID, PodGroupPhase] = {}
+        self.shadow_phases: dict[JobID, PodGroupPhase] = {}
+        self.changed = asyncio.Event()
+        self.generation = 0
+
+    # Watch events and listings --------------------------------------------------------------------
+
+    @property
+    def is_synced(self) -> bool:
+        """Return whether every kind's first LIST is in."""
+        return len(self.synced) == len(KINDS)
+
+    def apply_event(self, kind: Kind, event_type: str | None, obj: Mapping[str, Any]) -> None:
+        """Apply one watch event (`ADDED`, `MODIFIED`, `DELETED`, or None for kopf's initial listing)."""
+        key = object_key(obj, kind)
+        version = resource_version(obj)
+        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        current = self.records[kind.name].get(key)
+        if event_type == "DELETED":
+            if current is not None and (current.version > version or (uid and current.uid != uid)):
+                return  # a newer object of that name is already here
+            self.tombstones[kind.name][key] = version
+            self._drop(kind, key)
+        elif current is None or version >= current.version:
+            self._put(kind, key, obj, version, uid)
+
+    def listing(self, kind: Kind, *, started: float) -> Listing:
+        """Begin reconciling `kind` with a full LIST sent at `started`; feed it pages as they come."""
+        return Listing(self, kind, started)
+
+    def _unbound_pods(self) -> set[str]:
+        return {
+            key
+            for key, record in self.records[PODS.name].items()
+            if record.spec is not None and not record.spec.task.node_name
+        }
+
+    def touch(self) -> None:
+        """Record that something a cycle reads changed: a new generation, and `changed` wakes waiters."""
+        self.generation += 1
+        self.changed.set()
+
+    def _put(self, kind: Kind, key: str, obj: Mapping[str, Any], version: int, uid: str) -> None:
+        raw = _trim_pod(obj) if kind is PODS else None
+        previous = self.records[kind.name].get(key)
+        if raw is not None and previous is not None and previous.uid == uid and previous.raw == raw:
+            previous.version = version  # only what the scheduler does not read changed (conditions, IPs)
+            return
+        record = Record(version=version, uid=uid, spec=None, raw=raw)
+        self.records[kind.name][key] = record
+        self._parse(kind, key, record, obj, previous.error if previous else "")
+        if kind is NODES and previous is not None and _same_node(previous.spec, record.spec):
+            return  # a heartbeat: only what the scheduler does not read changed
+        self.touch()
+        if kind is PRIORITY_CLASSES:
+            self._reparse_pods()
+        elif kind is PODS:
+            self._observe_pod(key, record)
+        elif (
+            kind is POD_GROUPS
+            and isinstance(record.spec, PodGroupSpec)
+            and self.phases.get(record.spec.key) == record.spec.phase
+        ):
+            del self.phases[record.spec.key]
+
+    def _parse(self, kind: Kind, key: str, record: Record, obj: Mapping[str, Any], previous_error: str) -> None:
+        try:
+            record.spec = self._parser(kind)(obj)
+            record.error = ""
+        except ObjectError as exc:
+            record.spec = None
+            record.error = str(exc)
+            if record.error != previous_error:
+                log.warning("object_skipped", kind=kind.name, object=key, reason=record.error)
+
+    def _parser(self, kind: Kind) -> Callable[[Mapping[str, Any]], Any]:
+        if kind is PODS:
+            classes = self.priority_classes()
+            return lambda obj: parse_pod(obj, priority_classes=classes)
+        parsers: dict[str, Callable[[Mapping[str, Any]], Any]] = {
+            NODES.name: parse_node,
+            QUEUES.name: parse_queue,
+            POD_GROUPS.name: parse_pod_group,
+            PRIORITY_CLASSES.name: parse_priority_class,
+            PDBS.name: parse_pdb,
+        }
+        return parsers[kind.name]
+
+    def _reparse_pods(self) -> None:
+        """Re-read every pod: a pod without spec.priority takes its value from its PriorityClass."""
+        for key, record in self.records[PODS.name].items():
+            if record.raw is not None:
+                self._parse(PODS, key, record, record.raw, record.error)
+
+    def _drop(self, kind: Kind, key: str) -> None:
+        record = self.records[kind.name].pop(key, None)
+        self.touch()
+        if kind is PODS:
+            self.assumed.pop(key, None)
+            self.releasing.pop(key, None)
+            if record is not None and record.spec is not None:
+                namespace = key.split("/", 1)[0]
+                self.shadow_phases.pop(JobID(f"{namespace}/{shadow_group_name(record.spec.uid)}"), None)
+        elif kind is POD_GROUPS:
+            self.phases.pop(JobID(key), None)
+        elif kind is PRIORITY_CLASSES:
+            self._reparse_pods()
+
+    def _observe_pod(self, key: str, record: Record) -> None:
+        """Confirm an assumed bind once the pod shows a node (ours or anyone's)."""
+        parsed: ParsedPod | None = record.spec
+        if parsed is not None and parsed.task.node_name and key in self.assumed:
+            del self.assumed[key]
+
+    def _settle_overlays(self, *, listed_unbound: set[str], started: float) -> None:
+        """Forget binds and evictions a LIST sent after they ended proves did not happen."""
+        for key in [k for k, p in self.assumed.items() if k in listed_unbound and _settled_before(p, started)]:
+            log.warning("assumption_expired", task=key, node=self.assumed[key].node)
+            del self.assumed[key]
+            self.touch()
+        pods = self.records[PODS.name]
+        for key in [k for k, p in self.releasing.items() if _settled_before(p, started)]:
+            record = pods.get(key)
+            if record is not None and record.spec is not None and record.spec.task.status != TaskStatus.RELEASING:
+                log.warning("eviction_not_observed", task=key)
+                del self.releasing[key]
+                self.touch()
+
+    # Overlays of our own decisions -----------------------------------------------------------------
+
+    def assume(self, key: str, node: str) -> None:
+        """Hold pod `key` on `node` from now on, until the watch shows it bound or the bind fails."""
+        self.assumed[key] = Pending(node=node, started=self.clock())
+        self.touch()
+
+    def bind_settled(self, key: str, *, ok: bool | None) -> None:
+        """Record the end of the bind call: keep the assumption on success, roll it back on a refusal.
+
+        `ok` None means no answer came (the bind may have happened): the assumption stays until the
+        watch shows the pod bound or a LIST sent afterwards shows it unbound.
+        """
+        pending = self.assumed.get(key)
+        if pending is None:
+            return
+        if ok is False:
+            del self.assumed[key]
+            self.touch()
+        else:
+            pending.settled, pending.unanswered = self.clock(), ok is None
+            self.changed.set()
+
+    def mark_releasing(self, key: str) -> None:
+        """Treat pod `key` as Releasing from now on, until it vanishes or the eviction fails."""
+        self.releasing[key] = Pending(started=self.clock())
+        self.touch()
+
+    def eviction_settled(self, key: str, *, ok: bool | None) -> None:
+        """Record the end of the eviction call; unmark the pod when refused (`ok` None: as for binds)."""
+        pending = self.releasing.get(key)
+        if pending is None:
+            return
+        if ok is False:
+            del self.releasing[key]
+            self.touch()
+        else:
+            pending.settled, pending.unanswered = self.clock(), ok is None
+            self.changed.set()
+
+    def awaiting_list(self, *, older_than: float) -> bool:
+        """Return whether a bind or eviction ended without an answer more than `older_than` seconds ago
+        and is still not settled by its echo: a LIST sent now tells whether it happened."""
+        limit = self.clock() - older_than
+        return any(
+            pending.unanswered and pending.settled is not None and pending.settled < limit
+            for pending in (*self.assumed.values(), *self.releasing.values())
+        )
+
+    def record_phases(self, phases: Mapping[JobID, tuple[PodGroupPhase, bool]]) -> None:
+        """Keep the PodGroup phases a cycle decided (`job -> (phase, shadow)`) for the next snapshots."""
+        groups = self.records[POD_GROUPS.name]
+        for job_id, (phase, shadow) in phases.items():
+            if shadow:
+                if self.shadow_phases.get(job_id) != phase:
+                    self.shadow_phases[job_id] = phase
+                    self.touch()
+                continue
+            record = groups.get(job_id)
+            current = self.phases.get(job_id)
+            if record is not None and isinstance(record.spec, PodGroupSpec) and record.spec.phase != phase != current:
+                self.phases[job_id] = phase
+                self.touch()
+
+    # Reading -----------------------------------------------------------------------------------------
+
+    def specs(self, kind: Kind) -> list[Any]:
+        """Return the usable parsed specs of `kind`."""
+        return [record.spec for record in self.records[kind.name].values() if record.spec is not None]
+
+    def priority_classes(self) -> dict[str, PriorityClassSpec]:
+        """Return the priority classes by name."""
+        return {pc.name: pc for pc in self.specs(PRIORITY_CLASSES)}
+
+    def has(self, kind: Kind, key: str) -> bool:
+        """Return whether an object of `kind` with `key` is in the store (usable or not)."""
+        return key in self.records[kind.name]
+
+    def pod(self, key: str) -> ParsedPod | None:
+        """Return the parsed pod `ns/name`, or None."""
+        record = self.records[PODS.name].get(key)
+        return record.spec if record is not None else None
+
+    def bind_observed(self, key: str) -> bool:
+        """Return whether a bind of `key` is over: seen bound, rolled back, or the pod is gone."""
+        return key not in self.assumed
+
+    def eviction_observed(self, key: str) -> bool:
+        """Return whether an eviction of `key` is over: the pod is gone, or the eviction was refused."""
+        return key not in self.records[PODS.name] or key not in self.releasing
+
+    def _pods(self) -> list[ParsedPod]:
+        pods: list[ParsedPod] = []
+        for key, record in self.records[PODS.name].items():
+            parsed: ParsedPod | None = record.spec
+            if parsed is None:
+                continue
+            assumed = self.assumed.get(key)
+            if assumed is not None and not parsed.task.node_name:
+                task = parsed.task.clone()
+                task.node_name, task.status = assumed.node, TaskStatus.BINDING
+                parsed = dataclasses.replace(parsed, task=task)
+            elif key in self.releasing and parsed.task.status != TaskStatus.RELEASING:
+                task = parsed.task.clone()
+                task.status = TaskStatus.RELEASING
+                parsed = dataclasses.replace(parsed, task=task)
+            pods.append(parsed)
+        return pods
+
+    def _pod_groups(self) -> list[PodGroupSpec]:
+        groups: list[PodGroupSpec] = self.specs(POD_GROUPS)
+        return [
+            dataclasses.replace(spec, phase=self.phases[spec.key]) if spec.key in self.phases else spec
+            for spec in groups
+        ]
+
+    def snapshot(self) -> ClusterInfo:
+        """Assemble a fresh snapshot the cycle owns; unusable objects are listed in its warnings.
+
+        Objects go in creation order (then name), nodes in name order: the order watch events happened
+        to arrive in never shows through a cycle (where Volcano iterates Go maps, the simulator lists
+        objects in creation order, and so does this).
+        """
+        nodes: list[NodeSpec] = sorted(self.specs(NODES), key=lambda node: node.name)
+        queues: list[QueueInfo] = sorted(self.specs(QUEUES), key=lambda queue: (queue.creation, queue.name))
+        pdbs: list[PdbSpec] = sorted(self.specs(PDBS), key=lambda pdb: pdb.key)
+        pods = sorted(self._pods(), key=lambda parsed: (parsed.task.creation, parsed.task.key))
+        groups = sorted(self._pod_groups(), key=lambda group: (group.creation, group.key))
+        cluster = ClusterInfo.build(
+            nodes=nodes,
+            pods=pods,
+            queues=queues,
+            pod_groups=groups,
+            priority_classes=self.priority_classes(),
+            pdbs=pdbs,
+            scheduler_name=self.scheduler_name,
+            shadow_phases=self.shadow_phases,
+        )
+        cluster.warnings[:0] = [r.error for records in self.records.values() for r in records.values() if r.error]
+        return cluster
+
+    def counts(self) -> dict[str, int]:
+        """Return the number of records per kind (for logs)."""
+        return {kind: len(records) for kind, records in self.records.items()}
+
+
+class Listing:
+    """One full LIST of a kind being reconciled with the store, page by page.
+
+    A listed object is taken unless a newer one or a newer deletion was seen. At `finish`, a record the
+    LIST lacked is dropped unless it is newer than the LIST (a missed DELETE leaves a ghost that would
+    hold capacity forever). `started` is when the LIST was sent, which settles stale overlays.
+    """
+
+    def __init__(self, store: Store, kind: Kind, started: float) -> None:
+        self.store = store
+        self.kind = kind
+        self.started = started
+        self.listed: set[str] = set()
+
+    def add(self, items: Iterable[Mapping[str, Any]]) -> None:
+        """Take one page of listed objects."""
+        store, kind = self.store, self.kind
+        records = store.records[kind.name]
+        tombstones = store.tombstones[kind.name]
+        for obj in items:
+            key = object_key(obj, kind)
+            self.listed.add(key)
+            obj_version = resource_version(obj)
+            current = records.get(key)
+            if current is not None and current.version >= obj_version:
+                continue
+            if tombstones.get(key, -1) > obj_version:
+                continue
+            store._put(kind, key, obj, obj_version, str((obj.get("metadata") or {}).get("uid") or ""))
+
+    def finish(self, *, version: int) -> None:
+        """End the LIST taken at resourceVersion `version`: drop ghosts, settle overlays, mark synced."""
+        store, kind = self.store, self.kind
+        records = store.records[kind.name]
+        for key in [key for key, record in records.items() if key not in self.listed and record.version <= version]:
+            log.info("ghost_dropped", kind=kind.name, object=key)
+            store._drop(kind, key)
+        store.tombstones[kind.name] = {key: v for key, v in store.tombstones[kind.name].items() if v > version}
+        if kind is PODS:
+            store._settle_overlays(listed_unbound=store._unbound_pods(), started=self.started)
+        if kind.name not in store.synced:
+            store.synced.add(kind.name)
+            log.info("kind_synced", kind=kind.name, objects=len(records))
+            store.touch()
+        store.changed.set()
+
+
+def _same_node(before: NodeSpec | None, after: NodeSpec | None) -> bool:
+    """Whether two parsed nodes agree on everything a cycle reads (a kubelet heartbeat changes none of it)."""
+    if before is None or after is None:
+        return before is after
+    return (
+        before.labels == after.labels
+        and before.taints == after.taints
+        and (before.unschedulable, before.ready) == (after.unschedulable, after.ready)
+        and _same_resource(before.allocatable, after.allocatable)
+        and _same_resource(before.capacity, after.capacity)
+    )
+
+
+def _same_resource(a: Resource, b: Resource) -> bool:
+    return (a.milli_cpu, a.memory, a.max_task_num, a.scalars) == (b.milli_cpu, b.memory, b.max_task_num, b.scalars)
+
+
+def _settled_before(pending: Pending, started: float) -> bool:
+    return pending.settled is not None and pending.settled < started

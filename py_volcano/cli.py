@@ -1,0 +1,191 @@
+"""The `py-volcano` command: `simulate` scenarios in memory, `run` against a cluster."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from py_volcano import __version__
+from py_volcano.errors import ConfigError, ScenarioError
+from py_volcano.logs import LEVELS, configure_logging
+
+__all__ = ["build_parser", "main", "run"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INVALID = 2
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from py_volcano.simulation import run_scenario_file
+
+    reports: list[dict[str, Any]] = []
+    code = EXIT_OK
+    for name in args.files:
+        try:
+            report = run_scenario_file(Path(name), cycles=args.cycles)
+        except ScenarioError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            report = {"scenario": name, "ok": False, "error": str(exc)}
+            code = EXIT_INVALID
+        else:
+            if not report["ok"] and code == EXIT_OK:
+                code = EXIT_FAILED
+        reports.append(report)
+    output: Any = reports[0] if len(reports) == 1 else reports
+    print(json.dumps(output, indent=2))
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    from py_volcano.runner import run
+    from py_volcano.settings import Settings
+
+    try:
+        return asyncio.run(run(Settings.from_args(args)))
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+def _positive(kind: type[int] | type[float]) -> Any:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return value
+
+    return parse
+
+
+def _address(text: str) -> str:
+    _, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return text
+
+
+def _add_run(commands: Any) -> None:
+    run = commands.add_parser(
+        "run",
+        help="schedule pods of a Kubernetes cluster",
+        description="Watch the cluster and schedule every pod whose spec.schedulerName is --scheduler-name, "
+        "one cycle every --schedule-period. Exit 0 after a clean stop (SIGTERM, SIGINT, --cycles reached), "
+        "1 on a runtime failure, 2 on bad usage, an unusable --scheduler-conf or kubeconfig.",
+    )
+    run.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        default=None,
+        help="kubeconfig of the cluster to schedule (default: in-cluster config, else $KUBECONFIG or ~/.kube/config)",
+    )
+    run.add_argument(
+        "--scheduler-conf",
+        metavar="PATH",
+        default=None,
+        help="volcano-scheduler.conf (default: the packaged configuration); re-read when the file changes, "
+        "a broken new file is logged and the previous configuration keeps running",
+    )
+    run.add_argument(
+        "--scheduler-name",
+        metavar="NAME",
+        default="py-volcano",
+        help="schedule only pods with this spec.schedulerName (default: %(default)s)",
+    )
+    run.add_argument(
+        "--schedule-period",
+        metavar="SECONDS",
+        type=_positive(float),
+        default=1.0,
+        help="seconds between the starts of two scheduling cycles; a cycle is skipped when nothing it reads "
+        "changed (default: %(default)s)",
+    )
+    run.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="elect a leader on a coordination.k8s.io Lease; standbys keep their caches warm (default: on)",
+    )
+    run.add_argument(
+        "--leader-elect-namespace",
+        metavar="NS",
+        default=os.environ.get("POD_NAMESPACE") or "default",
+        help="namespace of the Lease (default: $POD_NAMESPACE, else default)",
+    )
+    run.add_argument(
+        "--leader-elect-lease-name",
+        metavar="NAME",
+        default="py-volcano",
+        help="name of the Lease (default: %(default)s)",
+    )
+    run.add_argument(
+        "--listen-address",
+        metavar="HOST:PORT",
+        type=_address,
+        default="0.0.0.0:8080",
+        help="where /metrics, /healthz and /readyz are served (default: %(default)s)",
+    )
+    run.add_argument(
+        "--bind-concurrency",
+        metavar="N",
+        type=_positive(int),
+        default=32,
+        help="binds and evictions in flight at once (default: %(default)s)",
+    )
+    run.add_argument(
+        "--cycles",
+        metavar="N",
+        type=_positive(int),
+        default=None,
+        help="exit 0 after N cycles (at the end of the N-th period), each starting once the previous "
+        "one's binds and evictions are observed (tests and e2e; default: run until stopped)",
+    )
+    run.add_argument("--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)")
+    run.add_argument(
+        "--log-format", choices=("json", "console"), default="json", help="line format (default: %(default)s)"
+    )
+    run.set_defaults(handler=_run)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="py-volcano", description="A Kubernetes batch scheduler with Volcano's semantics."
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    simulate = commands.add_parser(
+        "simulate",
+        help="run scenario files in memory and check their expectations",
+        description="Run each scenario (docs/scenarios.md) in memory and print the outcome as JSON: "
+        "one object for one file, a list for several. Exit 0 when every expectation holds, 1 when any fails, "
+        "2 when a file is not a valid scenario.",
+    )
+    simulate.add_argument("files", nargs="+", metavar="FILE", help="scenario YAML files")
+    simulate.add_argument("--cycles", type=int, default=None, help="cycles to run (default: the scenario's)")
+    simulate.add_argument("--json", action="store_true", help="print JSON (the only output format; kept for scripts)")
+    simulate.set_defaults(handler=_simulate)
+    _add_run(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `py-volcano` console script."""
+    args = build_parser().parse_args(argv)
+    configure_logging(getattr(args, "log_level", "warning"), getattr(args, "log_format", "console"))
+    code: int = args.handler(args)
+    return code
+
+
+def run() -> None:
+    """Console-script wrapper: exit with `main`'s code."""
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""The capacity checks on queue attributes (seed 001 §5): allocatable, enqueueable, preemptive, reclaim.
+
+Quota checks compare only the dimensions a request asks for above zero (BEHAVIOUR.md, Queue
+accounting) and are made against realCapability, not deserved, level by level from the queue up
+to the root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from py_volcano.api import CPU, MEMORY, MIN_RESOURCE, ZERO, QueueID, Resource
+from py_volcano.plugins.capacity.attrs import QueueAttr, lineage
+
+__all__ = [
+    "allocatable",
+    "enqueue_shortage",
+    "exceeds_deserved",
+    "is_immediate_victim",
+    "keeps_guarantee",
+    "preemptive",
+    "shares_dimension",
+]
+
+
+def _requested(req: Resource) -> Iterator[str]:
+    if req.milli_cpu > 0:
+        yield CPU
+    if req.memory > 0:
+        yield MEMORY
+    for name, value in req.scalars.items():
+        if value > 0:
+            yield name
+
+
+def _le(left: float, right: float) -> bool:
+    return left < right or abs(left - right) < MIN_RESOURCE
+
+
+def allocatable(attrs: Mapping[QueueID, QueueAttr], attr: QueueAttr, resreq: Resource) -> bool:
+    """True when allocated + request <= realCapability at the queue and at every ancestor (§5.3)."""
+    for level in lineage(attrs, attr):
+        if level.real_capability is None:
+            return False
+        future = level.allocated.clone().add(resreq)
+        if not future.less_equal_with_dimension(level.real_capability, resreq):
+            return False
+    return True
+
+
+def enqueue_shortage(
+    attrs: Mapping[QueueID, QueueAttr], attr: QueueAttr, min_request: Resource
+) -> tuple[str, list[str]] | None:
+    """Check minReq + allocated + inqueue - elastic <= realCapability level by level (§5.4).
+
+    Return None when the job fits everywhere, else (the first queue that refuses, the dimensions short).
+    """
+    for level in lineage(attrs, attr):
+        if level.real_capability is None:
+            return level.name, list(_requested(min_request))
+        wanted = min_request.clone().add(level.allocated).add(level.inqueue).sub_without_assert(level.elastic)
+        fits, short = wanted.less_equal_with_dimension_and_resources_name(level.real_capability, min_request)
+        if not fits:
+            return level.name, short
+    return None
+
+
+def preemptive(attr: QueueAttr, resreq: Resource) -> bool:
+    """True when the queue may take resources back for a task (§5.2).
+
+    The task must fit the queue's realCapability, and then one requested dimension with
+    allocated + request <= deserved is enough (dimensions zero on both sides do not count):
+    a queue over its CPU share may still reclaim for a GPU task.
+    """
+    if attr.real_capability is None:
+        return False
+    future = attr.allocated.clone().add(resreq)
+    if not future.less_equal_with_dimension(attr.real_capability, resreq):
+        return False
+    for name in _requested(resreq):
+        used, deserved = future.get(name), attr.deserved.get(name)
+        if used < MIN_RESOURCE and deserved < MIN_RESOURCE:
+            continue
+        if _le(used, deserved):
+            return True
+    return False
+
+
+def shares_dimension(reclaimee: Resource, reclaimer: Resource) -> bool:
+    """Check 1 of §5.1: the victim frees something the reclaimer asks for (pods aside)."""
+    return not set(reclaimee.names()).isdisjoint(reclaimer.names())
+
+
+def keeps_guarantee(allocated: Resource, reclaimee: Resource, guarantee: Resource) -> bool:
+    """Check 2 of §5.1: the queue keeps at least its guarantee without the victim."""
+    return guarantee.less_equal(allocated.clone().sub_without_assert(reclaimee), ZERO)
+
+
+def is_immediate_victim(reclaimee: Resource, deserved: Resource) -> bool:
+    """Check 3a of §5.1: the victim uses nothing the queue deserves, so it is borrowed outright."""
+    return set(reclaimee.names()).isdisjoint(deserved.names())
+
+
+def exceeds_deserved(allocated: Resource, deserved: Resource, reclaimee: Resource) -> bool:
+    """Check 3b of §5.1: allocated > deserved on a dimension the victim uses and the queue deserves."""
+    relevant = (name for name in _requested(reclaimee) if _deserves(deserved, name))
+    return any(allocated.get(name) > deserved.get(name) for name in relevant)
+
+
+def _deserves(deserved: Resource, name: str) -> bool:
+    # Volcano's GreaterPartlyWithRelevantDimensions: CPU and memory count when deserved is above the
+    # tolerance, a scalar when deserved names it at all.
+    if name in (CPU, MEMORY):
+        return deserved.get(name) >= MIN_RESOURCE
+    return name in deserved.scalars

@@ -1,0 +1,236 @@
+"""NodeOrderPlugin: Kubernetes' node scores as Volcano's nodeorder weighs them, vectorised over candidates.
+
+Scores are integers 0..100 as Kubernetes computes them, each multiplied by its weight argument:
+`leastrequested.weight` (1), `mostrequested.weight` (0), `balancedresource.weight` (1),
+`nodeaffinity.weight` (2), `tainttoleration.weight` (3), `podaffinity.weight` (2). Preferred node
+affinity is normalised to 0..100 over the candidates as Kubernetes does (Volcano adds the raw weight
+sum). Image locality and topology spread scores are not computed (no images, no default spread
+constraints for Volcano pods).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from py_volcano.api import NodeInfo, TaskInfo, Toleration, match_node_selector_term
+from py_volcano.framework import Arguments, EventHandler, IndexArray, Session
+from py_volcano.plugins.nodeorder.pod_affinity import InterPodAffinity
+from py_volcano.plugins.nodeorder.resources import (
+    MAX_NODE_SCORE,
+    FloatArray,
+    IntArray,
+    NodeRequests,
+    balanced_allocation,
+    least_requested,
+    most_requested,
+    non_zero,
+    quantities,
+)
+
+__all__ = [
+    "NAME",
+    "NodeOrderPlugin",
+    "NodeOrderState",
+    "NodeOrderWeights",
+    "intolerable_prefer_no_schedule",
+    "new",
+    "node_affinity_count",
+    "normalize",
+    "preferred_node_affinity",
+]
+
+NAME = "nodeorder"
+
+
+class NodeOrderWeights:
+    """The weight of each score (Volcano's nodeorder arguments and defaults)."""
+
+    __slots__ = (
+        "balanced_resource",
+        "least_requested",
+        "most_requested",
+        "node_affinity",
+        "pod_affinity",
+        "taint_toleration",
+    )
+
+    def __init__(self, args: Arguments) -> None:
+        self.least_requested = args.get_int("leastrequested.weight", 1)
+        self.most_requested = args.get_int("mostrequested.weight", 0)
+        self.balanced_resource = args.get_int("balancedresource.weight", 1)
+        self.node_affinity = args.get_int("nodeaffinity.weight", 2)
+        self.taint_toleration = args.get_int("tainttoleration.weight", 3)
+        self.pod_affinity = args.get_int("podaffinity.weight", 2)
+
+
+def _freeze(value: object) -> object:
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def preferred_node_affinity(task: TaskInfo) -> Sequence[Mapping[str, Any]]:
+    """Return the pod's preferredDuringSchedulingIgnoredDuringExecution node affinity terms."""
+    node_affinity = task.affinity.get("nodeAffinity") or {}
+    terms: Sequence[Mapping[str, Any]] = node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+    return terms
+
+
+def node_affinity_count(terms: Sequence[Mapping[str, Any]], node: NodeInfo) -> int:
+    """Sum the weights of the preferred terms the node matches (empty or zero-weight terms skipped)."""
+    total = 0
+    fields = {"metadata.name": node.name}
+    for term in terms:
+        weight = int(term.get("weight") or 0)
+        preference = term.get("preference") or {}
+        if weight and match_node_selector_term(preference, node.labels, fields):
+            total += weight
+    return total
+
+
+def intolerable_prefer_no_schedule(tolerations: Sequence[Toleration], node: NodeInfo) -> int:
+    """Count the node's PreferNoSchedule taints no toleration (of that effect or any effect) tolerates."""
+    soft = [t for t in tolerations if t.effect in ("", "PreferNoSchedule")]
+    return sum(
+        1
+        for taint in node.taints
+        if taint.effect == "PreferNoSchedule"
+        and not any(t.tolerates(taint.key, taint.value, taint.effect) for t in soft)
+    )
+
+
+def normalize(raw: IntArray, *, reverse: bool) -> IntArray:
+    """Kubernetes' DefaultNormalizeScore: scale to 0..100 by the maximum (integer), optionally reversed."""
+    top = int(raw.max()) if len(raw) else 0
+    if top == 0:
+        return np.full(len(raw), MAX_NODE_SCORE if reverse else 0, dtype=np.int64)
+    scaled: IntArray = MAX_NODE_SCORE * raw // top
+    return MAX_NODE_SCORE - scaled if reverse else scaled
+
+
+class NodeOrderState:
+    """One session's scoring state: node requests, per-shape affinity and taint counts, placed pods."""
+
+    __slots__ = ("_affinity", "_taints", "nodes", "pods", "requests", "weights")
+
+    def __init__(self, ssn: Session, weights: NodeOrderWeights) -> None:
+        self.weights = weights
+        self.nodes = ssn.node_list
+        self.requests = NodeRequests(ssn.node_list)
+        self.pods = InterPodAffinity(ssn.node_list)
+        self._affinity: dict[object, IntArray] = {}
+        self._taints: dict[tuple[Toleration, ...], tuple[IntArray, int]] = {}
+
+    def allocated(self, task: TaskInfo) -> None:
+        """Event handler: follow an allocation or pipeline."""
+        self.requests.allocated(task)
+        self.pods.allocated(task)
+
+    def deallocated(self, task: TaskInfo) -> None:
+        """Event handler: follow an eviction or a discarded allocation."""
+        self.requests.deallocated(task)
+        self.pods.deallocated(task)
+
+    def node_affinity_counts(self, task: TaskInfo) -> IntArray:
+        """Return, per node, the weight sum of the task's matching preferred terms (cached per shape)."""
+        terms = preferred_node_affinity(task)
+        key = _freeze(terms)
+        counts = self._affinity.get(key)
+        if counts is None:
+            counts = self._affinity[key] = np.fromiter(
+                (node_affinity_count(terms, node) for node in self.nodes),
+                dtype=np.int64,
+                count=len(self.nodes),
+            )
+        return counts
+
+    def taint_counts(self, task: TaskInfo) -> tuple[IntArray, int]:
+        """Return, per node, its untolerated PreferNoSchedule taints, and their maximum (cached per shape)."""
+        cached = self._taints.get(task.tolerations)
+        if cached is None:
+            counts = np.fromiter(
+                (intolerable_prefer_no_schedule(task.tolerations, node) for node in self.nodes),
+                dtype=np.int64,
+                count=len(self.nodes),
+            )
+            cached = self._taints[task.tolerations] = (counts, int(counts.max()) if len(counts) else 0)
+        return cached
+
+    def score(self, task: TaskInfo, rows: IndexArray) -> FloatArray:
+        """Return the weighted sum of every score for the candidate rows."""
+        weights = self.weights
+        resources = self._resource_scores(task, rows)
+        total = resources.astype(np.float64) if resources is not None else np.zeros(len(rows))
+        if weights.node_affinity and preferred_node_affinity(task):
+            total += weights.node_affinity * normalize(self.node_affinity_counts(task)[rows], reverse=False)
+        if weights.taint_toleration:
+            counts, top = self.taint_counts(task)
+            if top == 0:
+                total += weights.taint_toleration * MAX_NODE_SCORE
+            else:
+                total += weights.taint_toleration * normalize(counts[rows], reverse=True)
+        if weights.pod_affinity and self.pods.may_score(task):
+            total += weights.pod_affinity * self.pods.score(task, rows)
+        return total
+
+    def _resource_scores(self, task: TaskInfo, rows: IndexArray) -> IntArray | None:
+        """Least/most requested and balanced allocation, over all nodes then taken at `rows` when the
+        candidates are many, over the candidates alone when they are few."""
+        weights, requests = self.weights, self.requests
+        subset = len(rows) * 4 < len(self.nodes)
+        pick = rows if subset else None
+        cpu, memory, gpu = quantities(task)
+        total: IntArray | None = None
+        if weights.least_requested or weights.most_requested:
+            allocatable = requests.allocatable.take(pick, 2)
+            counted = requests.non_zero if pick is None else requests.non_zero[:, pick]
+            wanted = counted + np.array(non_zero(cpu, memory))[:, None]
+            if weights.least_requested:
+                total = _plus(total, weights.least_requested * least_requested(allocatable, wanted))
+            if weights.most_requested:
+                total = _plus(total, weights.most_requested * most_requested(allocatable, wanted))
+        if weights.balanced_resource:
+            count = 3 if gpu else 2
+            allocatable = requests.allocatable.take(pick, count)
+            requested = requests.requested[:count] if pick is None else requests.requested[:count, pick]
+            wanted = requested + np.array((cpu, memory, gpu)[:count])[:, None]
+            total = _plus(total, weights.balanced_resource * balanced_allocation(allocatable, wanted))
+        if total is None or subset:
+            return total
+        result: IntArray = total[rows]
+        return result
+
+
+def _plus(total: IntArray | None, more: IntArray) -> IntArray:
+    return more if total is None else total + more
+
+
+class NodeOrderPlugin:
+    """Score candidate nodes with Kubernetes' node scores."""
+
+    name = NAME
+
+    def __init__(self, args: Arguments) -> None:
+        self.args = args
+        self.weights = NodeOrderWeights(args)
+        self.state: NodeOrderState | None = None
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Build the session state, register the batch node score and follow placements."""
+        self.state = NodeOrderState(ssn, self.weights)
+        ssn.add_batch_node_order_fn(NAME, self.state.score)
+        ssn.add_event_handler(EventHandler(allocate=self.state.allocated, deallocate=self.state.deallocated))
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Drop the session state."""
+        self.state = None
+
+
+def new(args: Arguments) -> NodeOrderPlugin:
+    """Build the plugin."""
+    return NodeOrderPlugin(args)

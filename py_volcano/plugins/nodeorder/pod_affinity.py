@@ -1,0 +1,237 @@
+"""Kubernetes' InterPodAffinity score over the placed pods, kept by event handlers.
+
+A node's raw score sums, over topology keys, the weights attached to its domain: the incoming pod's
+preferred affinity (+weight) and anti-affinity (-weight) terms for each placed pod they select, and
+the placed pods' required affinity (+1, hardPodAffinityWeight), preferred affinity (+weight) and
+preferred anti-affinity (-weight) terms that select the incoming pod. Raw scores are then scaled
+min-max to 0..100 over the candidates.
+
+Placed pods are grouped by (namespace, labels), since a term selects all of a group or none, and the
+placed pods' terms by identity; both keep their pod counts per topology domain (arrays over a key's
+value codes), so a task costs O(groups + distinct terms), not O(pods).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from py_volcano.api import NodeInfo, PodAffinityTerm, TaskID, TaskInfo, pod_affinity_terms
+from py_volcano.framework import IndexArray
+from py_volcano.plugins.nodeorder.resources import MAX_NODE_SCORE, IntArray
+
+__all__ = ["HARD_POD_AFFINITY_WEIGHT", "InterPodAffinity", "PodTerms"]
+
+HARD_POD_AFFINITY_WEIGHT = 1
+
+GroupKey = tuple[str, frozenset[tuple[str, str]]]
+
+
+def _freeze(value: object) -> object:
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _freeze(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple | frozenset | set):
+        return tuple(sorted((_freeze(v) for v in value), key=repr))
+    return value
+
+
+class PodTerms:
+    """A pod's affinity terms that take part in scoring, parsed once."""
+
+    __slots__ = ("preferred_affinity", "preferred_anti", "required_affinity")
+
+    def __init__(self, task: TaskInfo) -> None:
+        affinity, namespace = task.affinity, task.namespace
+        self.required_affinity = pod_affinity_terms(affinity, namespace, anti=False, preferred=False)
+        self.preferred_affinity = pod_affinity_terms(affinity, namespace, anti=False, preferred=True)
+        self.preferred_anti = pod_affinity_terms(affinity, namespace, anti=True, preferred=True)
+
+    def weighted_existing(self) -> list[tuple[PodAffinityTerm, int]]:
+        """The terms by which this pod, once placed, attracts (+) or repels (-) incoming pods."""
+        return (
+            [(t, HARD_POD_AFFINITY_WEIGHT) for t in self.required_affinity]
+            + [(t, t.weight) for t in self.preferred_affinity]
+            + [(t, -t.weight) for t in self.preferred_anti]
+        )
+
+
+class _Domains:
+    """Node label codes per topology key, built lazily."""
+
+    __slots__ = ("_codes", "labels")
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self.labels = [node.labels for node in nodes]
+        self._codes: dict[str, tuple[IntArray, dict[str, int]]] = {}
+
+    def codes(self, key: str) -> tuple[IntArray, dict[str, int]]:
+        cached = self._codes.get(key)
+        if cached is None:
+            known: dict[str, int] = {}
+            codes = np.fromiter(
+                (-1 if (v := labels.get(key)) is None else known.setdefault(v, len(known)) for labels in self.labels),
+                dtype=np.int64,
+                count=len(self.labels),
+            )
+            cached = self._codes[key] = (codes, known)
+        return cached
+
+    def zeros(self, key: str) -> IntArray:
+        return np.zeros(len(self.codes(key)[1]) + 1, dtype=np.int64)
+
+
+class _Group:
+    """Placed pods of one namespace and label set: pods per node row and per domain of the keys asked."""
+
+    __slots__ = ("by_key", "labels", "namespace", "rows")
+
+    def __init__(self, namespace: str, labels: Mapping[str, str]) -> None:
+        self.namespace = namespace
+        self.labels = labels
+        self.rows: Counter[int] = Counter()
+        self.by_key: dict[str, IntArray] = {}
+
+
+class _Term:
+    """One distinct weighted term of placed pods: how many pods hold it in each domain of its key."""
+
+    __slots__ = ("counts", "pods", "term", "weight")
+
+    def __init__(self, term: PodAffinityTerm, weight: int, counts: IntArray) -> None:
+        self.term = term
+        self.weight = weight
+        self.counts = counts
+        self.pods = 0
+
+
+class InterPodAffinity:
+    """The placed pods, grouped for scoring, and the score of an incoming task on candidate rows."""
+
+    __slots__ = ("_terms", "domains", "groups", "placed", "rows", "weighted")
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self.domains = _Domains(nodes)
+        self.rows = {node.name: row for row, node in enumerate(nodes)}
+        self.placed: dict[TaskID, int] = {}
+        self.groups: dict[str, dict[GroupKey, _Group]] = {}
+        self.weighted: dict[object, _Term] = {}
+        self._terms: dict[TaskID, PodTerms] = {}
+        for row, node in enumerate(nodes):
+            for task in node.tasks.values():
+                self._place(task, row, 1)
+
+    def terms(self, task: TaskInfo) -> PodTerms:
+        """Return the task's parsed terms."""
+        terms = self._terms.get(task.uid)
+        if terms is None:
+            terms = self._terms[task.uid] = PodTerms(task)
+        return terms
+
+    def allocated(self, task: TaskInfo) -> None:
+        """Event handler: the task now sits on `task.node_name`."""
+        row = self.rows.get(task.node_name)
+        if row is not None:
+            self.deallocated(task)
+            self._place(task, row, 1)
+
+    def deallocated(self, task: TaskInfo) -> None:
+        """Event handler: the task left its node."""
+        row = self.placed.get(task.uid)
+        if row is not None:
+            self._place(task, row, -1)
+
+    def _place(self, task: TaskInfo, row: int, delta: int) -> None:
+        if delta > 0:
+            self.placed[task.uid] = row
+        else:
+            del self.placed[task.uid]
+        groups = self.groups.setdefault(task.namespace, {})
+        key: GroupKey = (task.namespace, frozenset(task.labels.items()))
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = _Group(task.namespace, task.labels)
+        group.rows[row] += delta
+        for topology_key, counts in group.by_key.items():
+            counts[self.domains.codes(topology_key)[0][row]] += delta
+        if group.rows[row] <= 0:
+            del group.rows[row]
+            if not group.rows:
+                del groups[key]
+        if task.affinity:
+            for term, weight in self.terms(task).weighted_existing():
+                self._weigh(term, weight, row, delta)
+
+    def _weigh(self, term: PodAffinityTerm, weight: int, row: int, delta: int) -> None:
+        identity = (
+            _freeze((term.selector, term.namespaces, term.namespace_selector, term.topology_key)),
+            weight,
+        )
+        entry = self.weighted.get(identity)
+        if entry is None:
+            entry = self.weighted[identity] = _Term(term, weight, self.domains.zeros(term.topology_key))
+        entry.counts[self.domains.codes(term.topology_key)[0][row]] += delta
+        entry.pods += delta
+        if entry.pods <= 0:
+            del self.weighted[identity]
+
+    def _group_counts(self, group: _Group, key: str) -> IntArray:
+        counts = group.by_key.get(key)
+        if counts is None:
+            counts = group.by_key[key] = self.domains.zeros(key)
+            codes = self.domains.codes(key)[0]
+            for row, pods in group.rows.items():
+                counts[codes[row]] += pods
+        return counts
+
+    def may_score(self, task: TaskInfo) -> bool:
+        """False when no term can score: the task has no preferred terms and no placed pod scores others."""
+        if self.weighted:
+            return True
+        own = self.terms(task) if task.affinity else None
+        return own is not None and bool(own.preferred_affinity or own.preferred_anti)
+
+    def topology_scores(self, task: TaskInfo) -> dict[str, IntArray]:
+        """Return, per topology key, each domain's score (by value code) for `task` (Kubernetes' PreScore)."""
+        scores: dict[str, IntArray] = {}
+
+        def add(key: str, weighted: IntArray) -> None:
+            scores[key] = weighted.copy() if key not in scores else scores[key] + weighted
+
+        own = self.terms(task) if task.affinity else None
+        if own is not None:
+            incoming = [(t, t.weight) for t in own.preferred_affinity] + [(t, -t.weight) for t in own.preferred_anti]
+            for group in self._groups_in_scope([t for t, _ in incoming]):
+                for term, weight in incoming:
+                    if term.matches(group.labels, group.namespace):
+                        add(term.topology_key, weight * self._group_counts(group, term.topology_key))
+        for entry in self.weighted.values():
+            if entry.term.matches(task.labels, task.namespace):
+                add(entry.term.topology_key, entry.weight * entry.counts)
+        for counts in scores.values():
+            counts[-1] = 0
+        return scores
+
+    def _groups_in_scope(self, terms: Sequence[PodAffinityTerm]) -> Iterable[_Group]:
+        names: set[str] = set()
+        for term in terms:
+            names |= term.namespaces
+            if term.namespace_selector is not None:
+                names.update(ns for ns in self.groups if term.matches_namespace(ns))
+        for name in names:
+            yield from self.groups.get(name, {}).values()
+
+    def score(self, task: TaskInfo, rows: IndexArray) -> IntArray:
+        """Return the normalised (min-max, 0..100) score of each candidate row."""
+        raw = np.zeros(len(rows), dtype=np.int64)
+        topology = self.topology_scores(task)
+        if not topology:
+            return raw
+        for key, by_code in topology.items():
+            raw += by_code[self.domains.codes(key)[0][rows]]
+        low, high = int(raw.min()), int(raw.max())
+        if high == low:
+            return np.zeros(len(rows), dtype=np.int64)
+        result: IntArray = (MAX_NODE_SCORE * ((raw - low) / (high - low))).astype(np.int64)
+        return result

@@ -1,0 +1,61 @@
+"""overcommit: admit a job only while the cluster, scaled by an overcommit factor, has room for it."""
+
+from __future__ import annotations
+
+from py_volcano.api import JobInfo, PodGroupPhase, Resource, Vote
+from py_volcano.framework import Arguments, Session
+
+__all__ = ["NAME", "OvercommitPlugin", "new"]
+
+NAME = "overcommit"
+FACTOR_KEY = "overcommit-factor"
+DEFAULT_FACTOR = 1.2
+
+
+class OvercommitPlugin:
+    """Idle = total x factor - used; a job is admitted while inqueue + its minResources fit idle."""
+
+    name = NAME
+
+    def __init__(self, args: Arguments) -> None:
+        self.factor = args.get_float(FACTOR_KEY, DEFAULT_FACTOR)
+        if self.factor < 1.0:
+            self.factor = DEFAULT_FACTOR
+        self.idle = Resource()
+        self.inqueue = Resource()
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Compute the overcommitted idle resources and what admitted jobs already claim."""
+        used = Resource()
+        for node in ssn.node_list:
+            used.add(node.used)
+        self.idle = ssn.total_resource.clone().multi(self.factor).sub_without_assert(used)
+        self.inqueue = Resource()
+        for job in ssn.jobs.values():
+            if job.phase is PodGroupPhase.INQUEUE and job.min_resources is not None:
+                self.inqueue.add(job.min_resources)
+        ssn.add_job_enqueueable_fn(NAME, self.enqueueable)
+        ssn.add_job_enqueued_fn(NAME, self.enqueued)
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Nothing to report."""
+
+    def enqueueable(self, job: JobInfo) -> Vote:
+        """Permit when inqueue plus the job's minResources fit the overcommitted idle resources."""
+        if job.min_resources is None:
+            return Vote.PERMIT
+        wanted = self.inqueue.clone().add(job.min_resources)
+        if wanted.less_equal_with_dimension(self.idle, job.min_resources):
+            return Vote.PERMIT
+        job.job_fit_error = "resource in cluster is overused"
+        return Vote.REJECT
+
+    def enqueued(self, job: JobInfo) -> None:
+        """Count an admitted job's minResources as claimed."""
+        if job.min_resources is not None:
+            self.inqueue.add(job.min_resources)
+
+
+def new(args: Arguments) -> OvercommitPlugin:
+    """Build the plugin."""
+    return OvercommitPlugin(args)

@@ -1,0 +1,144 @@
+"""PredicatesPlugin: wires the static filters, host ports and inter-pod affinity into a session.
+
+The batch predicate answers for every node at once: the static mask is cached per pod shape, and the
+dynamic checks (host ports, inter-pod affinity) run only when the task has host ports or affinity
+terms or some placed pod has required anti-affinity. The per-node predicate gives the same verdict
+with a reason, for `explain` and for callers that ask about one node.
+"""
+
+from __future__ import annotations
+
+from py_volcano.api import MaskArray, NodeInfo, TaskID, TaskInfo
+from py_volcano.framework import Arguments, CycleState, EventHandler, PredicateStatus, Session
+from py_volcano.plugins.predicates.node_filters import StaticFilters, Switches, node_filter_failure
+from py_volcano.plugins.predicates.placed import AffinityTerms, PlacedPods
+from py_volcano.plugins.predicates.pod_affinity import AffinityCounts
+from py_volcano.plugins.predicates.simulate import SimulatedPods, simulated_failure
+
+__all__ = ["NAME", "NODE_PORTS", "PredicateState", "PredicatesPlugin", "new"]
+
+NAME = "predicates"
+NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"
+
+
+class PredicateState:
+    """One session's predicate state: static masks per shape, the placed pods, affinity counts per task."""
+
+    __slots__ = ("_counts", "placed", "ssn", "static", "switches")
+
+    def __init__(self, ssn: Session, switches: Switches) -> None:
+        self.ssn = ssn
+        self.switches = switches
+        self.static = StaticFilters(ssn.node_list, switches)
+        self.placed = PlacedPods(AffinityTerms(), self.static.labels)
+        for node in ssn.node_list:
+            for task in node.tasks.values():
+                self.placed.add(task, node.index)
+        self._counts: dict[TaskID, tuple[int, AffinityCounts]] = {}
+
+    def allocated(self, task: TaskInfo) -> None:
+        """Event handler: a task was allocated or pipelined onto `task.node_name`."""
+        node = self.ssn.nodes.get(task.node_name)
+        if node is not None:
+            self.placed.add(task, node.index)
+
+    def deallocated(self, task: TaskInfo) -> None:
+        """Event handler: a task was evicted or its allocation discarded."""
+        self.placed.remove(task)
+
+    def affinity_counts(self, task: TaskInfo) -> AffinityCounts:
+        """Return the task's affinity counts, rebuilt only after placements changed."""
+        cached = self._counts.get(task.uid)
+        if cached is None or cached[0] != self.placed.generation:
+            counts = AffinityCounts.build(task, self.placed)
+            cached = self._counts[task.uid] = (self.placed.generation, counts)
+        return cached[1]
+
+    def affinity_check(self, task: TaskInfo) -> AffinityCounts | None:
+        """The task's affinity counts when some inter-pod check can fail for it, else None."""
+        if not self.switches.pod_affinity:
+            return None
+        affinity, anti = self.placed.terms.required(task)
+        if not (affinity or anti or self.placed.anti_affinity):
+            return None
+        counts = self.affinity_counts(task)
+        return None if counts.is_empty else counts
+
+    def batch_predicate(self, task: TaskInfo, for_preempt: bool) -> MaskArray:
+        """Return, per node of `ssn.node_list`, whether the task passes every filter."""
+        mask = self.static.mask(task)
+        taken = None
+        if self.switches.node_ports and not for_preempt and task.host_ports:
+            taken = self.placed.port_conflicts(task.host_ports)
+        counts = self.affinity_check(task)
+        if taken is not None:
+            mask = mask & ~taken
+        if counts is not None:
+            mask = mask & counts.mask(for_preempt=for_preempt)
+        return mask
+
+    def predicate(self, task: TaskInfo, node: NodeInfo) -> PredicateStatus | None:
+        """Return why the node does not suit the task, or None; an unresolvable reason wins."""
+        reason = node_filter_failure(task, node, self.switches)
+        if reason is not None:
+            return PredicateStatus(reason)
+        status = None
+        ports = self.switches.node_ports and task.host_ports
+        if ports and self.placed.has_port_conflict(task.host_ports, node.index):
+            status = PredicateStatus(NODE_PORTS, resolvable=True)
+        counts = self.affinity_check(task)
+        failure = counts.failure(node.index) if counts is not None else None
+        if failure is not None and (status is None or not failure[1]):
+            status = PredicateStatus(failure[0], resolvable=failure[1])
+        return status
+
+    def simulate_remove(self, state: CycleState, task: TaskInfo, removed: TaskInfo, node: NodeInfo) -> None:
+        """Dry-run hook: `removed` leaves `node` (a clone: found by name)."""
+        SimulatedPods.of(state).change(removed, self.ssn.nodes[node.name].index, -1)
+
+    def simulate_add(self, state: CycleState, task: TaskInfo, added: TaskInfo, node: NodeInfo) -> None:
+        """Dry-run hook: `added` comes back to `node`."""
+        SimulatedPods.of(state).change(added, self.ssn.nodes[node.name].index, 1)
+
+    def simulate_predicate(self, state: CycleState, task: TaskInfo, node: NodeInfo) -> PredicateStatus | None:
+        """Dry-run filter: inter-pod affinity of `task` on `node` once the dry run's changes are applied."""
+        counts = self.affinity_check(task)
+        if counts is None:
+            return None
+        row = self.ssn.nodes[node.name].index
+        return simulated_failure(task, row, counts, SimulatedPods.of(state), self.placed)
+
+
+class PredicatesPlugin:
+    """Kubernetes' node filters as Volcano's predicates plugin runs them (resources and pod count aside)."""
+
+    name = NAME
+
+    def __init__(self, args: Arguments) -> None:
+        self.args = args
+        self.switches = Switches(
+            node_affinity=args.get_bool("predicate.NodeAffinityEnable", True),
+            node_ports=args.get_bool("predicate.NodePortsEnable", True),
+            taint_toleration=args.get_bool("predicate.TaintTolerationEnable", True),
+            pod_affinity=args.get_bool("predicate.PodAffinityEnable", True),
+        )
+        self.state: PredicateState | None = None
+
+    def on_session_open(self, ssn: Session) -> None:
+        """Build the session state, register both predicates and follow placements."""
+        self.state = PredicateState(ssn, self.switches)
+        ssn.add_batch_predicate_fn(NAME, self.state.batch_predicate)
+        ssn.add_predicate_fn(NAME, self.state.predicate)
+        ssn.add_event_handler(EventHandler(allocate=self.state.allocated, deallocate=self.state.deallocated))
+        ssn.add_simulate_remove_task_fn(NAME, self.state.simulate_remove)
+        ssn.add_simulate_add_task_fn(NAME, self.state.simulate_add)
+        ssn.add_simulate_predicate_fn(NAME, self.state.simulate_predicate)
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Drop the session state."""
+        self.state = None
+
+
+def new(args: Arguments) -> PredicatesPlugin:
+    """Build the plugin."""
+    return PredicatesPlugin(args)

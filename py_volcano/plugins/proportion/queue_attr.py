@@ -1,0 +1,172 @@
+"""A queue's accounting under proportion, and the weighted iterative split of `deserved` (seed 000, 3-5).
+
+`QueueAttr` holds what one queue allocated and requests, what its admitted jobs reserve (inqueue)
+and could give back (elastic), its guarantee and real capability. `split_deserved` hands the cluster
+out among the queues that have jobs; `update_share` keeps share = max(allocated / deserved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from py_volcano.api import (
+    INFINITY,
+    ZERO,
+    JobInfo,
+    PodGroupPhase,
+    QueueID,
+    QueueInfo,
+    Resource,
+    TaskStatus,
+    is_allocated_status,
+)
+
+__all__ = ["QueueAttr", "effective_capability", "real_capability", "split_deserved"]
+
+_INF = float("inf")
+_ALLOCATED = (TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING)
+
+
+class QueueAttr:
+    """One queue's accounting for a session; `deserved` and `dims` are final once `split_deserved` ran."""
+
+    __slots__ = (
+        "allocated",
+        "capability",
+        "deserved",
+        "dims",
+        "elastic",
+        "guarantee",
+        "inqueue",
+        "name",
+        "queue_id",
+        "real_capability",
+        "request",
+        "share",
+        "weight",
+    )
+
+    def __init__(self, queue: QueueInfo, *, total: Resource, total_guarantee: Resource) -> None:
+        self.queue_id: QueueID = queue.uid
+        self.name = queue.name
+        self.weight = queue.weight
+        self.share = 0.0
+        self.deserved = Resource()
+        self.allocated = Resource()
+        self.request = Resource()
+        self.elastic = Resource()
+        self.inqueue = Resource()
+        self.guarantee = queue.guarantee.clone() if queue.guarantee is not None else Resource()
+        self.capability = effective_capability(queue.capability)
+        self.real_capability = real_capability(
+            total=total, total_guarantee=total_guarantee, guarantee=self.guarantee, capability=self.capability
+        )
+        self.dims: tuple[str, ...] = ()
+
+    def add_job(self, job: JobInfo) -> None:
+        """Count a job: its placed and pending tasks, its admission reservation and its elastic part."""
+        for status, tasks in job.task_status_index.items():
+            if is_allocated_status(status):
+                for task in tasks.values():
+                    self.allocated.add(task.resreq)
+                    self.request.add(task.resreq)
+            elif status is TaskStatus.PENDING:
+                for task in tasks.values():
+                    self.request.add(task.resreq)
+        min_resources = job.min_resources
+        if job.phase is PodGroupPhase.INQUEUE and min_resources is not None:
+            self.inqueue.add(min_resources)
+        # A Running group keeps reserving the part of its minResources it has not allocated, but only while
+        # its allocated tasks reach minMember (Volcano: a finished Spark driver must not reserve again).
+        if (
+            job.phase is PodGroupPhase.RUNNING
+            and min_resources is not None
+            and job.count(*_ALLOCATED) >= job.pod_group.min_member
+        ):
+            self.inqueue.add(min_resources.exceeded_part(job.allocated))
+        self.elastic.add(job.allocated.exceeded_part(min_resources or Resource()))
+
+    def update_share(self) -> None:
+        """Recompute share: the largest allocated / deserved over the dimensions deserved holds."""
+        share = 0.0
+        allocated, deserved = self.allocated, self.deserved
+        for name in self.dims:
+            value = allocated.get(name) / deserved.get(name)
+            if value > share:
+                share = value
+        self.share = share
+
+    def is_overused(self) -> bool:
+        """True when deserved <= allocated in every dimension (BEHAVIOUR.md: equal counts as overused)."""
+        return self.deserved.less_equal(self.allocated, ZERO)
+
+    def __repr__(self) -> str:
+        return f"QueueAttr({self.name} deserved <{self.deserved}> allocated <{self.allocated}> share {self.share:.3f})"
+
+
+def effective_capability(capability: Resource | None) -> Resource | None:
+    """Return the capability with an unset (or zero) CPU or memory read as unlimited, as Volcano does."""
+    if capability is None:
+        return None
+    result = capability.clone()
+    if result.milli_cpu <= 0:
+        result.milli_cpu = _INF
+    if result.memory <= 0:
+        result.memory = _INF
+    return result
+
+
+def real_capability(
+    *, total: Resource, total_guarantee: Resource, guarantee: Resource, capability: Resource | None
+) -> Resource:
+    """Return the cluster minus every queue's guarantee plus this queue's own, capped by its capability."""
+    result = total.exceeded_part(total_guarantee).add(guarantee)
+    if capability is not None:
+        result.min_dimension_resource(capability, INFINITY)
+    return result
+
+
+def _same(left: Resource, right: Resource) -> bool:
+    """Exact equality per dimension, a missing scalar being 0 (Volcano compares with DeepEqual)."""
+    if left.milli_cpu != right.milli_cpu or left.memory != right.memory:
+        return False
+    names = left.scalars.keys() | right.scalars.keys()
+    return all(left.scalars.get(name, 0.0) == right.scalars.get(name, 0.0) for name in names)
+
+
+def split_deserved(attrs: Iterable[QueueAttr], total: Resource) -> None:
+    """Hand `total` out among the queues by weight, round by round, until all are met or nothing is left.
+
+    In a round every queue not yet met adds remaining x weight / total weight, is capped by its real
+    capability (missing dimensions unlimited) and by its request (missing dimensions 0), then raised
+    to its guarantee. It is met once its request fits its deserved or its deserved stops changing.
+    `remaining` loses what the round handed out and regains what it took back (seed 000, 4.2).
+    """
+    queues = list(attrs)
+    remaining = total.clone()
+    meet: set[QueueID] = set()
+    while True:
+        total_weight = sum(attr.weight for attr in queues if attr.queue_id not in meet)
+        if total_weight == 0:
+            break
+        old_remaining = remaining.clone()
+        increased, decreased = Resource(), Resource()
+        for attr in queues:
+            if attr.queue_id in meet:
+                continue
+            old = attr.deserved.clone()
+            attr.deserved.add(remaining.clone().multi(attr.weight / total_weight))
+            attr.deserved.min_dimension_resource(attr.real_capability, INFINITY)
+            attr.deserved.min_dimension_resource(attr.request, ZERO)
+            attr.deserved.set_max_resource(attr.guarantee)
+            if attr.request.less_equal(attr.deserved, ZERO) or _same(attr.deserved, old):
+                meet.add(attr.queue_id)
+            up, down = attr.deserved.diff(old, ZERO)
+            increased.add(up)
+            decreased.add(down)
+        remaining = remaining.add(decreased).exceeded_part(increased)
+        if remaining.is_empty() or _same(remaining, old_remaining):
+            break
+    for attr in queues:
+        attr.dims = tuple(attr.deserved.names())
+        attr.update_share()

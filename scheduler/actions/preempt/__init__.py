@@ -1,5 +1,0 @@
-"""preempt: intra-queue preemption, normal or topology-aware (seed 004); see `action` for the outline."""
-
-from scheduler.actions.preempt.action import NAME, PreemptAction, PreemptArgs, new
-
-__all__ = ["NAME", "PreemptAction", "PreemptArgs", "new"]

@@ -1,7 +1,0 @@
-"""predicates: Kubernetes' node filters (node selector and affinity, taints, unschedulable and not-ready
-nodes, host ports, inter-pod affinity), vectorised over all nodes; resources and pod count are the
-framework's fit."""
-
-from scheduler.plugins.predicates.plugin import NAME, PredicatesPlugin, new
-
-__all__ = ["NAME", "PredicatesPlugin", "new"]

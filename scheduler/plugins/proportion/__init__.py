@@ -1,5 +1,0 @@
-"""proportion: share the cluster among queues by weight (seed 000, Volcano's proportion plugin)."""
-
-from scheduler.plugins.proportion.plugin import NAME, new
-
-__all__ = ["NAME", "new"]
