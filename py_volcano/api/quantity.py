@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException
 
 __all__ = ["format_cpu", "format_memory", "format_scalar", "parse_quantity"]
 
@@ -25,6 +25,9 @@ _SUFFIXES: dict[str, Decimal] = {
     "Pi": Decimal(2**50),
     "Ei": Decimal(2**60),
 }
+#: Kubernetes converts quantities to int64 (`Quantity.Value`); anything larger cannot be a real amount.
+_LIMIT = Decimal(2**63 - 1)
+_MAX = float(_LIMIT)
 _PATTERN = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
 
 
@@ -33,6 +36,8 @@ def parse_quantity(value: object) -> float:
     if isinstance(value, bool):
         raise ValueError(f"not a quantity: {value!r}")
     if isinstance(value, int | float):
+        if not abs(value) <= _MAX:  # also refuses NaN
+            raise ValueError(f"quantity out of range: {value!r}")
         return float(value)
     if not isinstance(value, str):
         raise ValueError(f"not a quantity: {value!r}")
@@ -41,9 +46,12 @@ def parse_quantity(value: object) -> float:
         raise ValueError(f"not a quantity: {value!r}")
     number, suffix = match.groups()
     try:
-        return float(Decimal(number) * _SUFFIXES[suffix or ""])
-    except InvalidOperation as exc:
-        raise ValueError(f"not a quantity: {value!r}") from exc
+        amount = Decimal(number) * _SUFFIXES[suffix or ""]
+    except DecimalException as exc:  # an exponent beyond Decimal's range (`1e1000000`) overflows
+        raise ValueError(f"quantity out of range: {value!r}") from exc
+    if abs(amount) > _LIMIT:
+        raise ValueError(f"quantity out of range: {value!r}")
+    return float(amount)
 
 
 def _trim(number: float) -> str:

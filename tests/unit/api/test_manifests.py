@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from py_volcano.api import PodGroupPhase, QueueState, TaskStatus, parse_node, parse_pod, parse_pod_group, parse_queue
+from py_volcano.api import JobID, PodGroupPhase, QueueState, TaskStatus, parse_node, parse_pod, parse_pod_group, parse_queue
 from py_volcano.errors import InvalidNode, InvalidPod, InvalidPodGroup, InvalidQueue, ObjectError
 from tests.builders import cluster, node, pod, pod_group, priority_class, queue
 
@@ -17,6 +17,10 @@ from tests.builders import cluster, node, pod, pod_group, priority_class, queue
         pytest.param(parse_pod_group, {**pod_group(name="g"), "spec": {"minMember": -1}}, InvalidPodGroup, "spec.minMember", id="pg-negative-min"),
         pytest.param(parse_node, node(name="n", cpu="x"), InvalidNode, "status.allocatable.cpu", id="node-bad-cpu"),
         pytest.param(lambda o: parse_pod(o, priority_classes={}), {"kind": "Pod", "metadata": {}}, InvalidPod, "metadata.name", id="pod-no-name"),
+        pytest.param(lambda o: parse_pod(o, priority_classes={}), pod(name="p", cpu="1e1000000"), InvalidPod, "spec.containers[0].resources.requests.cpu", id="pod-huge-cpu"),
+        pytest.param(parse_node, node(name="n", cpu="1e1000000"), InvalidNode, "status.allocatable.cpu", id="node-huge-cpu"),
+        pytest.param(parse_queue, queue(name="q", capability={"memory": "1e400Ei"}), InvalidQueue, "spec.capability.memory", id="queue-huge-memory"),
+        pytest.param(parse_pod_group, {**pod_group(name="g"), "spec": {"minResources": {"cpu": "1e1000000"}}}, InvalidPodGroup, "spec.minResources.cpu", id="pg-huge-min-resources"),
     ],
 )
 def test_errors_name_the_object_and_the_field(parse, obj, error: type[ObjectError], field: str) -> None:  # type: ignore[no-untyped-def]
@@ -71,7 +75,7 @@ def test_snapshot_links_pods_to_groups_and_warns_about_missing_ones() -> None:
         pod(name="other", node_name="n", scheduler="default-scheduler"),
     )
     assert sorted(snapshot.jobs) == ["default/g", "default/podgroup-solo"]
-    assert [t.name for t in snapshot.jobs["default/g"].tasks.values()] == ["g-0"]
+    assert [t.name for t in snapshot.jobs[JobID("default/g")].tasks.values()] == ["g-0"]
     assert any("queue 'nowhere' not found" in w for w in snapshot.warnings)
     assert any("PodGroup 'missing' not found" in w for w in snapshot.warnings)
     assert snapshot.nodes["n"].used.milli_cpu == 1000

@@ -6,6 +6,7 @@ import pytest
 
 from py_volcano.api import INFINITY, ZERO, Resource
 from py_volcano.api.manifests import pod_requests
+from py_volcano.api.quantity import parse_quantity
 
 GI = 2.0**30
 GPU = "nvidia.com/gpu"
@@ -142,6 +143,20 @@ def test_from_list_parses_quantities_and_names_bad_keys() -> None:
     assert (parsed.milli_cpu, parsed.memory, parsed.max_task_num, parsed.scalars) == (1500, GI, 110, {GPU: 2000})
     with pytest.raises(ValueError, match="^memory: "):
         Resource.from_list({"memory": "lots"})
+
+
+@pytest.mark.parametrize("quantity", ["1e1000000", "1e19", "9Ei", "-1e1000000", 1e300, float("nan")])
+def test_quantities_beyond_int64_are_refused_not_raised_as_other_errors(quantity: object) -> None:
+    """Kubernetes stores quantities as int64: a larger one (which the API server accepts) is a ValueError."""
+    with pytest.raises(ValueError, match="quantity out of range"):
+        parse_quantity(quantity)
+
+
+def test_quantities_up_to_int64_parse() -> None:
+    """The largest amounts Kubernetes can hold still parse: 8Ei minus one byte, tiny fractions round to 0."""
+    assert parse_quantity("9223372036854775807") == float(2**63 - 1)
+    assert parse_quantity("7Ei") == float(7 * 2**60)
+    assert parse_quantity("1e-1000000") == 0.0
 
 
 def test_to_quantities_round_trip() -> None:
