@@ -222,10 +222,16 @@ class Store:
             record.spec = self._parser(kind)(obj)
             record.error = ""
         except ObjectError as exc:
-            record.spec = None
-            record.error = str(exc)
-            if record.error != previous_error:
-                log.warning("object_skipped", kind=kind.name, object=key, reason=record.error)
+            self._skip(kind, key, record, str(exc), previous_error)
+        except Exception as exc:  # a parser bug must cost one object, never the watch that feeds every object
+            self._skip(kind, key, record, f"{kind.name} {key}: cannot be parsed: {exc!r}", previous_error)
+
+    @staticmethod
+    def _skip(kind: Kind, key: str, record: Record, error: str, previous_error: str) -> None:
+        record.spec = None
+        record.error = error
+        if error != previous_error:
+            log.warning("object_skipped", kind=kind.name, object=key, reason=error)
 
     def _parser(self, kind: Kind) -> Callable[[Mapping[str, Any]], Any]:
         if kind is PODS:

@@ -122,6 +122,26 @@ def test_a_malformed_pod_is_kept_out_of_the_snapshot_and_named_in_its_warnings(s
     assert any("ns/p" in w and "spec.containers[0].resources.requests.cpu" in w for w in snapshot.warnings)
 
 
+@pytest.mark.parametrize(
+    ("kind", "obj"),
+    [
+        pytest.param(PODS, pod("huge", rv=10, cpu="1e1000000"), id="pod-quantity-beyond-any-range"),
+        pytest.param(NODES, node("huge", rv=10, cpu="1e1000000"), id="node-quantity-beyond-any-range"),
+        pytest.param(PODS, {**pod("odd", rv=10), "spec": {"containers": [{"resources": {"requests": []}}]}}, id="pod-requests-not-a-map"),
+        pytest.param(POD_GROUPS, {**pod_group("odd", rv=10), "spec": ["not", "a", "map"]}, id="pod-group-spec-a-list"),
+    ],
+)
+def test_an_object_no_parser_can_read_is_skipped_and_the_rest_still_scheduled(
+    store: Store, kind: Kind, obj: dict[str, Any]
+) -> None:
+    """Whatever an object holds, applying it never raises: it is skipped with a warning naming it."""
+    store.apply_event(kind, "ADDED", obj)
+    store.apply_event(PODS, "ADDED", pod("fine", rv=11))
+    snapshot = store.snapshot()
+    assert [task.name for job in snapshot.jobs.values() for task in job.tasks.values()] == ["fine"]
+    assert any(obj["metadata"]["name"] in w for w in snapshot.warnings)
+
+
 def test_only_what_scheduling_needs_is_kept_of_a_pod(store: Store) -> None:
     """Volumes and container env are dropped from the kept manifest."""
     store.apply_event(PODS, "ADDED", pod("p", rv=10))
