@@ -16,7 +16,7 @@ from py_volcano.framework import run_cycle
 from py_volcano.logs import configure_logging
 from py_volcano.registry import default_registry, load_conf
 
-__all__ = ["measure", "main"]
+__all__ = ["main", "measure"]
 
 DEFAULT_SIZES = "1000x10000"
 

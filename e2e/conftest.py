@@ -31,7 +31,7 @@ class ExistingCluster:
         self.kubeconfig = Path(kubeconfig).resolve()
         cfg = yaml.safe_load(self.kubeconfig.read_text()) or {}
         ctx_name = cfg.get("current-context")
-        ctx = next((c["context"] for c in cfg.get("contexts", []) if c.get("name") == ctx_name), {})
+        ctx: dict[str, Any] = next((c["context"] for c in cfg.get("contexts", []) if c.get("name") == ctx_name), {})
         cluster = next(
             (c["cluster"] for c in cfg.get("clusters", []) if c.get("name") == ctx.get("cluster")),
             (cfg.get("clusters") or [{"cluster": {}}])[0]["cluster"],

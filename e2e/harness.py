@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import pytest
 import yaml
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from e2e.controlplane import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE, free_port
 

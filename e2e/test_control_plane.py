@@ -6,11 +6,12 @@ import secrets
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any, TypeVar
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from e2e.controlplane import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
 
@@ -184,7 +185,7 @@ def test_default_service_account_appears(core: client.CoreV1Api) -> None:
 
 def test_kwok_node_becomes_ready(core: client.CoreV1Api, fake_node: str) -> None:
     node = wait_for(f"node {fake_node} Ready without {NOT_READY_TAINT}", lambda: _node_ready(core, fake_node))
-    assert node.status.allocatable["pods"]
+    assert (node.status.allocatable or {})["pods"]
     assert node.status.node_info.kubelet_version.startswith("kwok-")
     # kwok keeps the node's Lease alive.
     lease = wait_for(
@@ -213,7 +214,7 @@ def test_pdb_status_is_filled(kube: Any, core: client.CoreV1Api, fake_node: str,
     for i in range(2):
         core.create_namespaced_pod(namespace, _pod(f"guarded-{i}", node=fake_node, labels={"app": "guarded"}))
     for i in range(2):
-        wait_for(f"pod guarded-{i} Running", lambda i=i: _pod_running(core, namespace, f"guarded-{i}"))
+        wait_for(f"pod guarded-{i} Running", partial(_pod_running, core, namespace, f"guarded-{i}"))
     policy = client.PolicyV1Api(kube)
     policy.create_namespaced_pod_disruption_budget(
         namespace,

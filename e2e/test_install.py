@@ -14,8 +14,19 @@ import pytest
 import yaml
 
 from e2e.controlplane import free_port
-from e2e.harness import REPO, Nodes, Rest, Scheduler, create_namespace, delete_namespace, pod, pod_group, token, wait_for
-from e2e.test_chart import CHART, find_helm, render
+from e2e.harness import (
+    REPO,
+    Nodes,
+    Rest,
+    Scheduler,
+    create_namespace,
+    delete_namespace,
+    pod,
+    pod_group,
+    token,
+    wait_for,
+)
+from e2e.test_chart import CHART, find_helm
 
 pytest_plugins = ["e2e.fixtures"]
 

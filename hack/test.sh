@@ -20,8 +20,8 @@ if ! bash hack/build-control-plane.sh; then
 fi
 
 echo "== lint: ruff, mypy --strict, import-linter layer contracts"
-.venv/bin/ruff check py_volcano
-.venv/bin/mypy py_volcano
+.venv/bin/ruff check .
+.venv/bin/mypy
 .venv/bin/lint-imports --no-cache >/dev/null
 
 .venv/bin/python -m pytest tests e2e "$@"

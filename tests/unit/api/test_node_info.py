@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from py_volcano.api import NodeArrays, TaskStatus
+from py_volcano.api import NodeArrays, NodeInfo, TaskStatus
 from tests.builders import cluster, node, pod
 
 
-def _state(info):  # type: ignore[no-untyped-def]
+def _state(info: NodeInfo) -> tuple[float, ...]:
     return (
         info.idle.milli_cpu,
         info.used.milli_cpu,

@@ -21,13 +21,13 @@ PODGROUP_CRD = "scheduling.volcano.sh_podgroups.yaml"
 
 
 def load_crd(name: str) -> dict[str, Any]:
-    return yaml.safe_load((CRDS / name).read_text())
+    return dict(yaml.safe_load((CRDS / name).read_text()))
 
 
 def schema_of(kind: str) -> dict[str, Any]:
     crd = load_crd(QUEUE_CRD if kind == "Queue" else PODGROUP_CRD)
     (version,) = crd["spec"]["versions"]
-    return version["schema"]["openAPIV3Schema"]
+    return dict(version["schema"]["openAPIV3Schema"])
 
 
 def node(schema: dict[str, Any], path: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ _SELECTOR = re.compile(r"\b(volcano_[A-Za-z0-9_]+)\{([^}]*)\}")
 
 
 def dashboard() -> dict[str, Any]:
-    return json.loads(DASHBOARD.read_text())
+    return dict(json.loads(DASHBOARD.read_text()))
 
 
 def panels(board: dict[str, Any]) -> Iterator[dict[str, Any]]:

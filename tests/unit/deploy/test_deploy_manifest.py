@@ -30,16 +30,16 @@ def of_kind(kind: str) -> list[dict[str, Any]]:
 
 def one(kind: str) -> dict[str, Any]:
     (found,) = of_kind(kind)
-    return found
+    return dict(found)
 
 
 def pod_spec() -> dict[str, Any]:
-    return one("Deployment")["spec"]["template"]["spec"]
+    return dict(one("Deployment")["spec"]["template"]["spec"])
 
 
 def container() -> dict[str, Any]:
     (found,) = pod_spec()["containers"]
-    return found
+    return dict(found)
 
 
 def args() -> dict[str, str | None]:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from py_volcano.actions import ACTIONS
 from py_volcano.api import NodeInfo, TaskInfo, TaskStatus
 from py_volcano.framework import (
     PredicateStatus,
@@ -19,21 +20,19 @@ from py_volcano.framework import (
     open_session,
     parse_conf,
 )
-from py_volcano.plugins import predicates
+from py_volcano.plugins import PLUGINS, predicates
 from py_volcano.plugins.predicates.node_filters import NODE_AFFINITY
 from py_volcano.plugins.predicates.plugin import NODE_PORTS
 from tests.builders import cluster, node, pod, pod_group
 
-REGISTRY = Registry(plugins={"predicates": predicates.new}, actions={})
+REGISTRY = Registry(plugins={"predicates": PLUGINS["predicates"]}, actions=ACTIONS)
 
 
 def conf(arguments: Mapping[str, Any] | None = None) -> Any:
     args = "".join(f"\n      {k}: {v}" for k, v in (arguments or {}).items())
     args = f"\n    arguments:{args}" if args else ""
     return parse_conf(
-        f'actions: "allocate"\ntiers:\n- plugins:\n  - name: predicates{args}',
-        actions={"allocate"},
-        plugins=REGISTRY.plugins.keys(),
+        f'actions: "allocate"\ntiers:\n- plugins:\n  - name: predicates{args}', REGISTRY
     )
 
 
@@ -639,9 +638,9 @@ def _node_term_ok(t: Mapping[str, Any], n: NodeInfo) -> bool:
     def one(e: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
         value, op, values = labels.get(e["key"]), e["operator"], e.get("values") or []
         if op in ("In", "NotIn"):
-            return (value is not None and value in values) == (op == "In")
+            return bool((value is not None and value in values) == (op == "In"))
         if op in ("Exists", "DoesNotExist"):
-            return (value is not None) == (op == "Exists")
+            return bool((value is not None) == (op == "Exists"))
         if value is None or not value.isdigit() or not values[0].isdigit():
             return False
         return int(value) > int(values[0]) if op == "Gt" else int(value) < int(values[0])

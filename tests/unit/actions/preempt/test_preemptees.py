@@ -5,14 +5,14 @@ from __future__ import annotations
 from py_volcano.actions.preempt.action import _in_queue
 from py_volcano.actions.preempt.preemptees import PreempteeIndex
 from py_volcano.api import QueueID
-from py_volcano.framework import Statement
+from py_volcano.framework import Session, Statement
 from tests.builders import node, pod, queue
 from tests.unit.actions.sessions import session, task
 
 CONF = "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n"
 
 
-def _session():  # type: ignore[no-untyped-def]
+def _session() -> Session:
     return session(
         CONF,
         queue(name="other"),
