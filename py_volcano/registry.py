@@ -15,11 +15,8 @@ def default_registry() -> Registry:
 
 
 def load_conf(text: str | None, *, source: str = "scheduler conf", registry: Registry | None = None) -> SchedulerConf:
-    """Parse a `volcano-scheduler.conf` text (the packaged default when None); ConfigError when unusable."""
-    known = registry or default_registry()
+    """Parse a `volcano-scheduler.conf` text (the packaged default when None), plugin and action arguments
+    included, into a frozen SchedulerConf; ConfigError when unusable, naming the plugin or action, key and value."""
     return parse_conf(
-        default_conf_text() if text is None else text,
-        actions=known.actions.keys(),
-        plugins=known.plugins.keys(),
-        source=source,
+        default_conf_text() if text is None else text, registry or default_registry(), source=source
     )

@@ -1,16 +1,18 @@
-"""Actions, one module each, and the table that names them (no registration by import side effect)."""
+"""Actions, one module each, and the table that names them with their argument parsers (no registration by
+import side effect)."""
 
 from collections.abc import Mapping
+from typing import Any
 
 from py_volcano.actions import allocate, backfill, enqueue, preempt, reclaim
-from py_volcano.framework import ActionBuilder
+from py_volcano.framework import ActionEntry, NoArgs
 
 __all__ = ["ACTIONS"]
 
-ACTIONS: Mapping[str, ActionBuilder] = {
-    enqueue.NAME: enqueue.new,
-    allocate.NAME: allocate.new,
-    backfill.NAME: backfill.new,
-    preempt.NAME: preempt.new,
-    reclaim.NAME: reclaim.new,
+ACTIONS: Mapping[str, ActionEntry[Any]] = {
+    enqueue.NAME: ActionEntry(NoArgs.parse, enqueue.new),
+    allocate.NAME: ActionEntry(NoArgs.parse, allocate.new),
+    backfill.NAME: ActionEntry(NoArgs.parse, backfill.new),
+    preempt.NAME: ActionEntry(preempt.PreemptArgs.parse, preempt.new),
+    reclaim.NAME: ActionEntry(NoArgs.parse, reclaim.new),
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from py_volcano.api import JobID, JobInfo, QueueInfo, TaskInfo, TaskStatus
-from py_volcano.framework import Arguments, CycleState, PriorityQueue, Session, Statement
+from py_volcano.framework import CycleState, NoArgs, PriorityQueue, Session, Statement
 
 __all__ = ["NAME", "AllocateAction", "new"]
 
@@ -21,7 +21,7 @@ class AllocateAction:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
 
     def execute(self, ssn: Session) -> None:
@@ -102,6 +102,6 @@ def _pending_tasks(ssn: Session, job: JobInfo) -> PriorityQueue[TaskInfo]:
     )
 
 
-def new(args: Arguments) -> AllocateAction:
+def new(args: NoArgs) -> AllocateAction:
     """Build the action."""
     return AllocateAction(args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from py_volcano.api import JobInfo, TaskStatus
-from py_volcano.framework import Arguments, CycleState, Session, Statement, ordered
+from py_volcano.framework import CycleState, NoArgs, Session, Statement, ordered
 
 __all__ = ["NAME", "BackfillAction", "new"]
 
@@ -17,7 +17,7 @@ class BackfillAction:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
 
     def execute(self, ssn: Session) -> None:
@@ -55,6 +55,6 @@ def _jobs_in_order(ssn: Session) -> list[JobInfo]:
     return sorted(ordered(ssn.job_order_fn, jobs), key=lambda job: rank[job.queue])
 
 
-def new(args: Arguments) -> BackfillAction:
+def new(args: NoArgs) -> BackfillAction:
     """Build the action."""
     return BackfillAction(args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from py_volcano.api import JobInfo, PodGroupPhase, QueueInfo
-from py_volcano.framework import Arguments, Session
+from py_volcano.framework import NoArgs, Session
 
 __all__ = ["NAME", "EnqueueAction", "new"]
 
@@ -17,7 +17,7 @@ class EnqueueAction:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
 
     def execute(self, ssn: Session) -> None:
@@ -49,6 +49,6 @@ def _admissible(ssn: Session) -> Callable[[JobInfo, QueueInfo], bool]:
     return include
 
 
-def new(args: Arguments) -> EnqueueAction:
+def new(args: NoArgs) -> EnqueueAction:
     """Build the action."""
     return EnqueueAction(args)

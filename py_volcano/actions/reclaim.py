@@ -1,11 +1,11 @@
-"""reclaim: starving jobs of queues below their share take back resources lent to other queues (seed 004 6).
+"""reclaim: starving jobs of queues below their share take back resources lent to other queues.
 
 Queues come in queue order, one job at a time, the queue going back into line after each; an
 overused queue reclaims nothing. For each pending task the queue may reclaim for (`ssn.preemptive`),
 nodes that pass the preempt-action predicates are visited in node order; on each, Running tasks of
 other, reclaimable queues are offered to `ssn.reclaimable` and the victims are evicted in victim
 order until the task fits FutureIdle, where it is then pipelined. The job's Statement is committed
-only if the job is then pipelined. Reclaim never binds (BEHAVIOUR.md).
+only if the job is then pipelined. Reclaim never binds (docs/semantics.md, "Reclaim").
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from py_volcano.actions.preempt import victims
 from py_volcano.actions.preempt.disruption import DisruptionBudgets
 from py_volcano.actions.preempt.preemptees import PreempteeIndex, Scope
 from py_volcano.api import JobID, JobInfo, NodeInfo, QueueID, QueueInfo, TaskInfo, TaskStatus
-from py_volcano.framework import Arguments, CycleState, PriorityQueue, Session, Statement
+from py_volcano.framework import CycleState, NoArgs, PriorityQueue, Session, Statement
 
 __all__ = ["NAME", "ReclaimAction", "new"]
 
@@ -33,7 +33,7 @@ class ReclaimAction:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
 
     def execute(self, ssn: Session) -> None:
@@ -136,7 +136,7 @@ def _reclaimable(ssn: Session) -> Callable[[TaskInfo], bool]:
 
 
 def _other_queue(ssn: Session, reclaimer: JobInfo) -> Callable[[TaskInfo], bool]:
-    """Per job: only tasks of other queues (BEHAVIOUR.md: reclaim takes from other queues only)."""
+    """Per job: only tasks of other queues (docs/semantics.md, "Reclaim": other queues only)."""
     queue = reclaimer.queue
 
     def accept(task: TaskInfo) -> bool:
@@ -146,6 +146,6 @@ def _other_queue(ssn: Session, reclaimer: JobInfo) -> Callable[[TaskInfo], bool]
     return accept
 
 
-def new(args: Arguments) -> ReclaimAction:
+def new(args: NoArgs) -> ReclaimAction:
     """Build the action."""
     return ReclaimAction(args)

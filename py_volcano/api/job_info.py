@@ -1,4 +1,7 @@
-"""TaskInfo (one pod) and JobInfo (a PodGroup with its pods), with the per-status task index of seed 002."""
+"""TaskInfo (one pod) and JobInfo (a PodGroup with its pods), with a per-status task index.
+
+Statuses and the gang counts: docs/semantics.md, "Task statuses" and "Job counts".
+"""
 
 from __future__ import annotations
 
@@ -267,14 +270,6 @@ class JobInfo:
         self._index(task)
         self.total_request.add(task.resreq)
 
-    def delete_task(self, task: TaskInfo) -> None:
-        """Remove a task (by uid)."""
-        existing = self.tasks.pop(task.uid, None)
-        if existing is None:
-            return
-        self._unindex(existing)
-        self.total_request.sub_without_assert(existing.resreq)
-
     def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move the job's copy of `task` (and `task` itself) to `status`, keeping the index and `allocated` right."""
         own = self.tasks.get(task.uid, task)
@@ -356,12 +351,6 @@ class JobInfo:
     def is_ready(self) -> bool:
         """Ready tasks (and pending best-effort ones) reach minAvailable."""
         return self.ready_task_num() + self.pending_best_effort_task_num() >= self.min_available
-
-    def is_pipelined(self) -> bool:
-        """Ready plus pipelined tasks reach minAvailable."""
-        return (
-            self.waiting_task_num() + self.ready_task_num() + self.pending_best_effort_task_num() >= self.min_available
-        )
 
     def is_starving(self) -> bool:
         """Ready plus pipelined tasks fall short of minAvailable."""

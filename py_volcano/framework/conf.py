@@ -1,48 +1,29 @@
 """Volcano's `volcano-scheduler.conf`: actions, tiers of plugins with switches and arguments.
 
 Parsed with pydantic at the edge, validated against a registry once, then turned into frozen
-dataclasses (`SchedulerConf`) before any session opens. An unset `enabledXxx` switch means on;
-both `enabledXxx` and `enableXxx` spellings are accepted (BEHAVIOUR.md, Configuration).
+dataclasses (`SchedulerConf`) before any session opens; each plugin's and action's `arguments` are
+parsed there, once, into its frozen Args by the registry's parser. An unset `enabledXxx` switch means
+on; both `enabledXxx` and `enableXxx` spellings are accepted (docs/semantics.md, "Switches").
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
+from types import MappingProxyType
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from py_volcano.errors import ConfigError
+from py_volcano.framework.arguments import Arguments, NoArgs
+from py_volcano.framework.extension_points import SWITCHES
+from py_volcano.framework.plugin import Registry
 
-__all__ = ["SWITCHES", "Arguments", "PluginOption", "SchedulerConf", "default_conf_text", "parse_conf"]
-
-SWITCHES = (
-    "job_order",
-    "namespace_order",
-    "hierarchy",
-    "job_ready",
-    "job_pipelined",
-    "task_order",
-    "preemptable",
-    "reclaimable",
-    "preemptive",
-    "queue_order",
-    "cluster_order",
-    "predicate",
-    "best_node",
-    "node_order",
-    "target_job",
-    "reserved_nodes",
-    "job_enqueued",
-    "victim",
-    "job_starving",
-    "overused",
-    "allocatable",
-)
+__all__ = ["PluginOption", "SchedulerConf", "default_conf_text", "parse_conf"]
 
 
 def _camel(switch: str) -> str:
@@ -53,68 +34,13 @@ def _camel(switch: str) -> str:
 _SWITCH_KEYS = {f"{prefix}{_camel(s)}": s for s in SWITCHES for prefix in ("enabled", "enable")}
 
 
-class Arguments(Mapping[str, Any]):
-    """A plugin's or action's `arguments` map with typed getters that warn and keep the default."""
-
-    def __init__(self, values: Mapping[str, Any] | None = None, *, owner: str = "") -> None:
-        self._values = dict(values or {})
-        self._owner = owner
-
-    def __getitem__(self, key: str) -> Any:
-        return self._values[key]
-
-    def __iter__(self) -> Any:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def _typed(self, key: str, default: Any, kinds: tuple[type, ...], convert: Any) -> Any:
-        if key not in self._values:
-            return default
-        value = self._values[key]
-        if isinstance(value, bool) and bool not in kinds:
-            value = None
-        try:
-            if isinstance(value, kinds) or (isinstance(value, str) and value.strip()):
-                return convert(value)
-        except ValueError:
-            pass
-        warnings.warn(f"{self._owner}: argument {key}: cannot use {value!r}, keeping {default!r}", stacklevel=3)
-        return default
-
-    def get_int(self, key: str, default: int) -> int:
-        """Return an integer argument."""
-        result: int = self._typed(key, default, (int,), int)
-        return result
-
-    def get_float(self, key: str, default: float) -> float:
-        """Return a number argument."""
-        result: float = self._typed(key, default, (int, float), float)
-        return result
-
-    def get_bool(self, key: str, default: bool) -> bool:
-        """Return a boolean argument (`true`/`false` strings accepted)."""
-
-        def convert(value: Any) -> bool:
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text not in ("true", "false"):
-                raise ValueError(text)
-            return text == "true"
-
-        result: bool = self._typed(key, default, (bool,), convert)
-        return result
-
-
 @dataclass(slots=True, frozen=True)
 class PluginOption:
-    """One plugin in a tier: its name, its switches (unset = on) and its arguments."""
+    """One plugin in a tier: its name, its switches (unset = on) and its parsed, frozen arguments."""
 
     name: str
-    switches: Mapping[str, bool] = field(default_factory=dict)
-    arguments: Mapping[str, Any] = field(default_factory=dict)
+    switches: Mapping[str, bool] = field(default_factory=lambda: MappingProxyType({}))
+    args: object = NoArgs()
 
     def is_enabled(self, switch: str) -> bool:
         """Return the switch; a switch that is not written means on."""
@@ -123,15 +49,11 @@ class PluginOption:
 
 @dataclass(slots=True, frozen=True)
 class SchedulerConf:
-    """Actions in order, tiers of plugins, per-action arguments."""
+    """Actions in order, tiers of plugins, and the parsed Args of every action in `actions` or `configurations`."""
 
     actions: tuple[str, ...]
     tiers: tuple[tuple[PluginOption, ...], ...]
-    configurations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    def plugin_names(self) -> list[str]:
-        """Return every plugin named in the tiers, in order."""
-        return [option.name for tier in self.tiers for option in tier]
+    action_args: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class _PluginModel(BaseModel):
@@ -158,23 +80,56 @@ class _ConfModel(BaseModel):
     configurations: list[_ConfigurationModel] = Field(default_factory=list)
 
 
-def _plugin_option(model: _PluginModel, where: str) -> PluginOption:
+def _plugin_option(model: _PluginModel, registry: Registry, source: str) -> PluginOption:
+    if model.name not in registry.plugins:
+        raise ConfigError(f"{source}: plugin {model.name!r} is unknown (known: {', '.join(sorted(registry.plugins))})")
     switches: dict[str, bool] = {}
     for key, value in (model.model_extra or {}).items():
         switch = _SWITCH_KEYS.get(key)
         if switch is None:
-            warnings.warn(f"{where}: plugin {model.name}: unknown key {key!r} ignored", stacklevel=4)
+            warnings.warn(f"{source}: plugin {model.name}: unknown key {key!r} ignored", stacklevel=4)
             continue
         if not isinstance(value, bool):
-            raise ConfigError(f"{where}: plugin {model.name}: key {key}: expected true or false, got {value!r}")
+            raise ConfigError(f"{source}: plugin {model.name}: key {key}: expected true or false, got {value!r}")
         switches[switch] = value
-    return PluginOption(name=model.name, switches=switches, arguments=dict(model.arguments))
+    args = _args(registry.plugins[model.name].parse, model.arguments, owner=f"{source}: plugin {model.name}")
+    return PluginOption(name=model.name, switches=MappingProxyType(switches), args=args)
 
 
-def parse_conf(
-    text: str, *, actions: Collection[str], plugins: Collection[str], source: str = "scheduler conf"
-) -> SchedulerConf:
-    """Parse and validate a configuration; ConfigError names the source, the action or plugin, and the key."""
+def _args(parse: Callable[[Arguments], object], values: Mapping[str, Any], *, owner: str) -> object:
+    """Parse one `arguments` map; a key the parser did not read warns (Volcano ignores it)."""
+    arguments = Arguments(values, owner=owner)
+    parsed = parse(arguments)
+    for key in arguments.unread():
+        warnings.warn(f"{owner}: unknown argument {key!r} ignored", stacklevel=5)
+    return parsed
+
+
+def parse_conf(text: str, registry: Registry, *, source: str = "scheduler conf") -> SchedulerConf:
+    """Parse and validate a configuration, arguments included, against the registry's actions and plugins.
+
+    ConfigError names the source, the action or plugin, the key and, for an argument, the value.
+    """
+    model = _model(text, source)
+    names = tuple(name.strip() for name in model.actions.split(",") if name.strip())
+    if not names:
+        raise ConfigError(f"{source}: key actions: no action named")
+    for name in names:
+        if name not in registry.actions:
+            raise ConfigError(f"{source}: action {name!r} is unknown (known: {', '.join(sorted(registry.actions))})")
+    tiers = tuple(tuple(_plugin_option(p, registry, source) for p in tier.plugins) for tier in model.tiers)
+    configured = {c.name: c.arguments for c in model.configurations}
+    for name in configured:
+        if name not in registry.actions:
+            raise ConfigError(f"{source}: configurations: action {name!r} is unknown")
+    action_args = {
+        name: _args(registry.actions[name].parse, configured.get(name, {}), owner=f"{source}: action {name}")
+        for name in dict.fromkeys((*names, *configured))
+    }
+    return SchedulerConf(actions=names, tiers=tiers, action_args=MappingProxyType(action_args))
+
+
+def _model(text: str, source: str) -> _ConfModel:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -188,23 +143,8 @@ def parse_conf(
         location = ".".join(str(part) for part in first["loc"])
         raise ConfigError(f"{source}: key {location}: {first['msg']}") from None
     for key in model.model_extra or {}:
-        warnings.warn(f"{source}: unknown key {key!r} ignored", stacklevel=2)
-    names = tuple(name.strip() for name in model.actions.split(",") if name.strip())
-    if not names:
-        raise ConfigError(f"{source}: key actions: no action named")
-    for name in names:
-        if name not in actions:
-            raise ConfigError(f"{source}: action {name!r} is unknown (known: {', '.join(sorted(actions))})")
-    tiers = tuple(tuple(_plugin_option(p, source) for p in tier.plugins) for tier in model.tiers)
-    for tier in tiers:
-        for option in tier:
-            if option.name not in plugins:
-                raise ConfigError(f"{source}: plugin {option.name!r} is unknown (known: {', '.join(sorted(plugins))})")
-    configurations = {c.name: dict(c.arguments) for c in model.configurations}
-    for name in configurations:
-        if name not in actions:
-            raise ConfigError(f"{source}: configurations: action {name!r} is unknown")
-    return SchedulerConf(actions=names, tiers=tiers, configurations=configurations)
+        warnings.warn(f"{source}: unknown key {key!r} ignored", stacklevel=4)
+    return model
 
 
 def default_conf_text() -> str:

@@ -1,7 +1,8 @@
 """The few generic tier walkers every extension point is built on (Volcano's session_plugins.go).
 
 `tiers` is a list, one entry a tier, of the functions that enabled plugins registered at a point,
-in plugin order. Each walker states the semantics it implements; BEHAVIOUR.md, Tiers, has the rules.
+in plugin order. Each walker states the semantics it implements; docs/semantics.md, "Dispatch over tiers",
+has the rules.
 """
 
 from __future__ import annotations

@@ -7,15 +7,18 @@ only plugins whose switch for that point is on, so dispatch walks plain lists.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
 
 from py_volcano.api import JobInfo, NodeInfo, QueueInfo, TaskInfo, Vote
 from py_volcano.framework import dispatch
-from py_volcano.framework.conf import PluginOption
 
-__all__ = ["CycleState", "EventHandler", "ExtensionPoints", "PredicateStatus", "ValidateResult"]
+if TYPE_CHECKING:
+    from py_volcano.framework.conf import PluginOption
+
+__all__ = ["SWITCHES", "CycleState", "EventHandler", "ExtensionPoints", "PredicateStatus", "ValidateResult"]
 
 
 @dataclass(slots=True, frozen=True)
@@ -72,30 +75,36 @@ class CycleState:
         return copy
 
 
-_SWITCH = {
-    "job_order": "job_order",
-    "queue_order": "queue_order",
-    "victim_queue_order": "queue_order",
-    "task_order": "task_order",
-    "predicate": "predicate",
-    "batch_predicate": "predicate",
-    "pre_predicate": "predicate",
-    "simulate_predicate": "predicate",
-    "node_order": "node_order",
-    "batch_node_order": "node_order",
-    "overused": "overused",
-    "allocatable": "allocatable",
-    "simulate_allocatable": "allocatable",
-    "preemptive": "preemptive",
-    "preemptable": "preemptable",
-    "reclaimable": "reclaimable",
-    "job_ready": "job_ready",
-    "job_pipelined": "job_pipelined",
-    "job_starving": "job_starving",
-    "job_enqueueable": "job_enqueued",
-    "job_enqueued": "job_enqueued",
-    "victim_tasks": "victim",
-}
+SWITCHES: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "job_order": ("job_order",),
+        "namespace_order": (),
+        "hierarchy": (),
+        "job_ready": ("job_ready",),
+        "job_pipelined": ("job_pipelined",),
+        "task_order": ("task_order",),
+        "preemptable": ("preemptable",),
+        "reclaimable": ("reclaimable",),
+        "preemptive": ("preemptive",),
+        "queue_order": ("queue_order", "victim_queue_order"),
+        "cluster_order": (),
+        "predicate": ("predicate", "batch_predicate", "pre_predicate", "simulate_predicate"),
+        "best_node": (),
+        "node_order": ("node_order", "batch_node_order"),
+        "target_job": (),
+        "reserved_nodes": (),
+        "job_enqueued": ("job_enqueueable", "job_enqueued"),
+        "victim": (),
+        "job_starving": ("job_starving",),
+        "overused": ("overused",),
+        "allocatable": ("allocatable", "simulate_allocatable"),
+    }
+)
+"""Volcano's plugin switches (`enabledXxx` / `enableXxx`, unset = on), each with the extension points it
+turns off for its plugin. Points no switch names (evictable, job_valid, simulate add/remove) are always
+on; switches naming no point are accepted and read by plugins (`hierarchy`) or have nothing to turn off."""
+
+_SWITCH_OF_POINT = {point: switch for switch, points in SWITCHES.items() for point in points}
 
 VictimFn = Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], Vote]]
 
@@ -124,7 +133,7 @@ class ExtensionPoints:
         tiered = self._tiered.get(point)
         if tiered is None:
             fns = self._fns.get(point, {})
-            switch = _SWITCH.get(point)
+            switch = _SWITCH_OF_POINT.get(point)
             tiered = [
                 [
                     fns[option.name]
@@ -136,10 +145,6 @@ class ExtensionPoints:
             tiered = [tier for tier in tiered if tier] or []
             self._tiered[point] = tiered
         return tiered
-
-    def has_fn(self, point: str) -> bool:
-        """True when some enabled plugin registered a function at `point`."""
-        return bool(self._tier_fns(point))
 
     # Registration ---------------------------------------------------------------------------
 
@@ -206,10 +211,6 @@ class ExtensionPoints:
         the tiers decide (conformance uses it so that critical pods are never evicted).
         """
         self._add("evictable", plugin, fn)
-
-    def add_victim_tasks_fn(self, plugin: str, fn: Callable[[list[TaskInfo]], list[TaskInfo]]) -> None:
-        """Register a chooser of tasks to evict for rescheduling."""
-        self._add("victim_tasks", plugin, fn)
 
     def add_job_valid_fn(self, plugin: str, fn: Callable[[JobInfo], ValidateResult | None]) -> None:
         """Register a job validity check."""
@@ -320,16 +321,6 @@ class ExtensionPoints:
         """Return the reclaim victims the plugins agree on (hard filters, then tiered intersection)."""
         candidates = self._evictable(reclaimees)
         return dispatch.tiered_victims(self._tier_fns("reclaimable"), reclaimer, candidates) if candidates else []
-
-    def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
-        """Return the union of victims of the first tier that names any."""
-        for tier in self._tier_fns("victim_tasks"):
-            chosen: dict[str, TaskInfo] = {}
-            for fn in tier:
-                chosen.update((task.uid, task) for task in fn(tasks))
-            if chosen:
-                return list(chosen.values())
-        return []
 
     def job_valid(self, job: JobInfo) -> ValidateResult | None:
         """Return the first failing verdict, or None when the job is valid."""

@@ -1,17 +1,19 @@
-"""The shapes of plugins and actions, and the registry that names them."""
+"""The shapes of plugins and actions, and the registry that names them with their argument parsers."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from py_volcano.framework.conf import Arguments
+from py_volcano.framework.arguments import Arguments
 
 if TYPE_CHECKING:
     from py_volcano.framework.session import Session
 
-__all__ = ["Action", "ActionBuilder", "Plugin", "PluginBuilder", "Registry"]
+__all__ = ["Action", "ActionEntry", "Plugin", "PluginEntry", "Registry"]
+
+ArgsT = TypeVar("ArgsT")
 
 
 class Plugin(Protocol):
@@ -32,13 +34,25 @@ class Action(Protocol):
     def execute(self, ssn: Session) -> None: ...
 
 
-PluginBuilder = Callable[[Arguments], Plugin]
-ActionBuilder = Callable[[Arguments], Action]
+@dataclass(slots=True, frozen=True)
+class PluginEntry(Generic[ArgsT]):
+    """A plugin's `parse` (its `arguments` into its frozen Args, once at load) and `new` (per session)."""
+
+    parse: Callable[[Arguments], ArgsT]
+    new: Callable[[ArgsT], Plugin]
+
+
+@dataclass(slots=True, frozen=True)
+class ActionEntry(Generic[ArgsT]):
+    """An action's `parse` (its `configurations` arguments into its frozen Args, once at load) and `new`."""
+
+    parse: Callable[[Arguments], ArgsT]
+    new: Callable[[ArgsT], Action]
 
 
 @dataclass(slots=True, frozen=True)
 class Registry:
     """The plugins and actions a scheduler knows, by name."""
 
-    plugins: Mapping[str, PluginBuilder]
-    actions: Mapping[str, ActionBuilder]
+    plugins: Mapping[str, PluginEntry[Any]]
+    actions: Mapping[str, ActionEntry[Any]]

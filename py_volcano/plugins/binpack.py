@@ -9,8 +9,9 @@ A resource weighed here but held by no node scores 0 and keeps its weight.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 import numpy.typing as npt
@@ -18,7 +19,7 @@ import numpy.typing as npt
 from py_volcano.api import CPU, MEMORY, NodeArrays, TaskInfo
 from py_volcano.framework import Arguments, IndexArray, Session
 
-__all__ = ["NAME", "BinpackPlugin", "BinpackScores", "BinpackWeights", "new"]
+__all__ = ["NAME", "BinpackArgs", "BinpackPlugin", "BinpackScores", "new"]
 
 NAME = "binpack"
 MAX_NODE_SCORE = 100.0
@@ -26,29 +27,27 @@ MAX_NODE_SCORE = 100.0
 FloatArray = npt.NDArray[np.float64]
 
 
-class BinpackWeights:
-    """`binpack.weight` and the weight of each resource (cpu, memory and `binpack.resources`)."""
+@dataclass(slots=True, frozen=True)
+class BinpackArgs:
+    """binpack's arguments, read as Volcano reads them: negative resource weights become 1."""
 
-    __slots__ = ("resources", "weight")
-
-    def __init__(self, weight: int, resources: Mapping[str, int]) -> None:
-        self.weight = weight
-        self.resources = dict(resources)
+    weight: int = 1
+    """`binpack.weight`: multiplies the score; 0 registers no node score."""
+    resources: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({CPU: 1, MEMORY: 1}))
+    """The weight of each weighed resource: `binpack.cpu` and `binpack.memory` (1 each), and
+    `binpack.resources.<name>` (1) for each name in the comma list `binpack.resources`."""
 
     @classmethod
-    def from_arguments(cls, args: Arguments) -> BinpackWeights:
-        """Read the arguments as Volcano does: negative resource weights become 1."""
+    def parse(cls, args: Arguments) -> BinpackArgs:
+        """Read the arguments; ConfigError on a value of the wrong type."""
         resources: dict[str, int] = {}
-        listed = args.get("binpack.resources")
-        if listed is not None and not isinstance(listed, str):
-            warnings.warn(f"plugin {NAME}: argument binpack.resources: expected a comma list", stacklevel=2)
-        for name in (listed if isinstance(listed, str) else "").split(","):
+        for name in args.get_str("binpack.resources", "").split(","):
             name = name.strip()
             if name:
                 resources[name] = _non_negative(args.get_int(f"binpack.resources.{name}", 1))
         resources[CPU] = _non_negative(args.get_int("binpack.cpu", 1))
         resources[MEMORY] = _non_negative(args.get_int("binpack.memory", 1))
-        return cls(args.get_int("binpack.weight", 1), resources)
+        return cls(weight=args.get_int("binpack.weight", 1), resources=MappingProxyType(resources))
 
 
 def _non_negative(weight: int) -> int:
@@ -60,7 +59,7 @@ class BinpackScores:
 
     __slots__ = ("arrays", "columns", "size", "weights")
 
-    def __init__(self, arrays: NodeArrays, weights: BinpackWeights) -> None:
+    def __init__(self, arrays: NodeArrays, weights: BinpackArgs) -> None:
         self.arrays = arrays
         self.weights = weights
         self.size = len(arrays.nodes)
@@ -102,15 +101,14 @@ class BinpackPlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: BinpackArgs) -> None:
         self.args = args
-        self.weights = BinpackWeights.from_arguments(args)
         self.scores: BinpackScores | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         """Register the node score unless `binpack.weight` is 0."""
-        self.scores = BinpackScores(ssn.arrays, self.weights)
-        if self.weights.weight != 0:
+        self.scores = BinpackScores(ssn.arrays, self.args)
+        if self.args.weight != 0:
             ssn.add_batch_node_order_fn(NAME, self.scores.score)
 
     def on_session_close(self, ssn: Session) -> None:
@@ -118,6 +116,6 @@ class BinpackPlugin:
         self.scores = None
 
 
-def new(args: Arguments) -> BinpackPlugin:
+def new(args: BinpackArgs) -> BinpackPlugin:
     """Build the plugin."""
     return BinpackPlugin(args)

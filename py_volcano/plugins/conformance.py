@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from py_volcano.api import TaskInfo, Vote
-from py_volcano.framework import Arguments, Session
+from py_volcano.framework import NoArgs, Session
 
 __all__ = ["NAME", "ConformancePlugin", "new"]
 
@@ -17,7 +17,7 @@ class ConformancePlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
 
     def on_session_open(self, ssn: Session) -> None:
@@ -40,6 +40,6 @@ def evictable(evictor: TaskInfo, evictees: list[TaskInfo]) -> tuple[list[TaskInf
     return [task for task in evictees if is_evictable(task)], Vote.PERMIT
 
 
-def new(args: Arguments) -> ConformancePlugin:
+def new(args: NoArgs) -> ConformancePlugin:
     """Build the plugin."""
     return ConformancePlugin(args)

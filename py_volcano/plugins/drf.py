@@ -1,9 +1,9 @@
-"""drf: Dominant Resource Fairness between jobs (Volcano's drf plugin, flat mode; seed 004, 4.3).
+"""drf: Dominant Resource Fairness between jobs (Volcano's drf plugin, flat mode).
 
-A job's share is its dominant share: the largest allocated / cluster total over the cluster's
-dimensions. Jobs with the lower share go first; a preemptor may take a victim while its share after
-the new task stays at or below the victim job's share after losing the victim. Event handlers keep
-the shares current as tasks are allocated, pipelined, evicted or discarded.
+The rules: docs/semantics.md, "DRF". A job's share is its dominant share: the largest allocated /
+cluster total over the cluster's dimensions. Jobs with the lower share go first; a preemptor may take a
+victim while its share after the new task stays at or below the victim job's share after losing the
+victim. Event handlers keep the shares current as tasks are allocated, pipelined, evicted or discarded.
 
 Hierarchical DRF (`enableHierarchy: true` on drf) is not implemented: the plugin reports it and
 keeps to flat DRF. Volcano's flat mode registers no namespace order any more, so neither does this.
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from py_volcano.api import JobID, JobInfo, Resource, TaskInfo, Vote
-from py_volcano.framework import Arguments, EventHandler, Session
+from py_volcano.framework import EventHandler, NoArgs, Session
 
 __all__ = ["NAME", "SHARE_DELTA", "DrfAttr", "DrfPlugin", "JobShares", "new"]
 
@@ -118,7 +118,7 @@ class DrfPlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
         self.shares: JobShares | None = None
 
@@ -145,6 +145,6 @@ def _hierarchy_requested(ssn: Session) -> bool:
     return False
 
 
-def new(args: Arguments) -> DrfPlugin:
+def new(args: NoArgs) -> DrfPlugin:
     """Build the plugin."""
     return DrfPlugin(args)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from py_volcano.api import JobID, JobInfo, TaskInfo, Vote
-from py_volcano.framework import Arguments, Session, ValidateResult
+from py_volcano.framework import NoArgs, Session, ValidateResult
 
 __all__ = ["NAME", "GangPlugin", "new"]
 
@@ -17,7 +17,7 @@ class GangPlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
         self.ssn: Session | None = None
 
@@ -91,6 +91,6 @@ def job_starving(job: JobInfo) -> bool:
     return job.is_starving()
 
 
-def new(args: Arguments) -> GangPlugin:
+def new(args: NoArgs) -> GangPlugin:
     """Build the plugin."""
     return GangPlugin(args)

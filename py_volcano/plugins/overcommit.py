@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from py_volcano.api import JobInfo, PodGroupPhase, Resource, Vote
 from py_volcano.framework import Arguments, Session
 
-__all__ = ["NAME", "OvercommitPlugin", "new"]
+__all__ = ["NAME", "OvercommitArgs", "OvercommitPlugin", "new"]
 
 NAME = "overcommit"
-FACTOR_KEY = "overcommit-factor"
 DEFAULT_FACTOR = 1.2
+
+
+@dataclass(slots=True, frozen=True)
+class OvercommitArgs:
+    """overcommit's arguments."""
+
+    factor: float = DEFAULT_FACTOR
+    """`overcommit-factor`: how many times the cluster's total is admitted; below 1 means the default, as in
+    Volcano."""
+
+    @classmethod
+    def parse(cls, args: Arguments) -> OvercommitArgs:
+        """Read the arguments; ConfigError on a value that is not a number."""
+        factor = args.get_float("overcommit-factor", DEFAULT_FACTOR)
+        return cls(factor=factor if factor >= 1.0 else DEFAULT_FACTOR)
 
 
 class OvercommitPlugin:
@@ -17,10 +33,8 @@ class OvercommitPlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
-        self.factor = args.get_float(FACTOR_KEY, DEFAULT_FACTOR)
-        if self.factor < 1.0:
-            self.factor = DEFAULT_FACTOR
+    def __init__(self, args: OvercommitArgs) -> None:
+        self.factor = args.factor
         self.idle = Resource()
         self.inqueue = Resource()
 
@@ -56,6 +70,6 @@ class OvercommitPlugin:
             self.inqueue.add(job.min_resources)
 
 
-def new(args: Arguments) -> OvercommitPlugin:
+def new(args: OvercommitArgs) -> OvercommitPlugin:
     """Build the plugin."""
     return OvercommitPlugin(args)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from py_volcano.api import JobInfo, TaskInfo, Vote
-from py_volcano.framework import Arguments, Session
+from py_volcano.framework import NoArgs, Session
 
 __all__ = ["NAME", "PriorityPlugin", "new"]
 
@@ -15,7 +15,7 @@ class PriorityPlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
         self.ssn: Session | None = None
 
@@ -64,6 +64,6 @@ def job_starving(job: JobInfo) -> bool:
     return job.ready_task_num() + job.waiting_task_num() < len(job.tasks)
 
 
-def new(args: Arguments) -> PriorityPlugin:
+def new(args: NoArgs) -> PriorityPlugin:
     """Build the plugin."""
     return PriorityPlugin(args)

@@ -1,4 +1,4 @@
-"""`py-volcano simulate` exit codes and one-line errors (FORMAT.md)."""
+"""`py-volcano simulate` exit codes and one-line errors (docs/scenarios.md)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,10 @@ GOOD = {
     "expect": {"bound": {"default/p": "n1"}, "boundCount": 1},
 }
 
+BAD_BINPACK_WEIGHT = (
+    'actions: "allocate"\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n      binpack.weight: abc'
+)
+
 
 def write(tmp_path: Path, name: str, content: object) -> Path:
     path = tmp_path / name
@@ -26,7 +30,7 @@ def write(tmp_path: Path, name: str, content: object) -> Path:
 
 
 def test_passing_scenario_exits_0_with_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Exit 0 and the report of FORMAT.md."""
+    """Exit 0 and the report of docs/scenarios.md."""
     assert main(["simulate", str(write(tmp_path, "s.yaml", GOOD))]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] and report["binds"] == {"default/p": "n1"}
@@ -44,19 +48,51 @@ def test_failing_expectation_exits_1(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("content", "message"),
     [
         pytest.param("name: [", "not valid YAML", id="yaml"),
-        pytest.param({**GOOD, "objects": [node(name="n1", cpu="many")]}, "Node n1: field status.allocatable.cpu", id="quantity"),
-        pytest.param({**GOOD, "schedulerConfig": 'actions: "allocate, dance"'}, "action 'dance' is unknown", id="action"),
-        pytest.param({**GOOD, "schedulerConfig": 'actions: "allocate"\ntiers:\n- plugins:\n  - name: magic'}, "plugin 'magic' is unknown", id="plugin"),
-        pytest.param({k: v for k, v in GOOD.items() if k != "expect"}, "expect: missing required field", id="missing-field"),
-        pytest.param({**GOOD, "objects": [{"apiVersion": "v1", "kind": "Node", "metadata": {}}]}, "metadata.name", id="missing-name"),
+        pytest.param(
+            {**GOOD, "objects": [node(name="n1", cpu="many")]}, "Node n1: field status.allocatable.cpu", id="quantity"
+        ),
+        pytest.param(
+            {**GOOD, "schedulerConfig": 'actions: "allocate, dance"'}, "action 'dance' is unknown", id="action"
+        ),
+        pytest.param(
+            {**GOOD, "schedulerConfig": 'actions: "allocate"\ntiers:\n- plugins:\n  - name: magic'},
+            "plugin 'magic' is unknown",
+            id="plugin",
+        ),
+        pytest.param(
+            {**GOOD, "schedulerConfig": BAD_BINPACK_WEIGHT},
+            "plugin binpack: argument binpack.weight: 'abc' is not an integer",
+            id="plugin-argument",
+        ),
+        pytest.param(
+            {k: v for k, v in GOOD.items() if k != "expect"}, "expect: missing required field", id="missing-field"
+        ),
+        pytest.param(
+            {**GOOD, "objects": [{"apiVersion": "v1", "kind": "Node", "metadata": {}}]},
+            "metadata.name",
+            id="missing-name",
+        ),
     ],
 )
-def test_invalid_scenario_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: object, message: str) -> None:
+def test_invalid_scenario_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: object, message: str
+) -> None:
     """Exit 2 with a one-line error naming the file and the culprit."""
     path = write(tmp_path, "bad.yaml", content)
     assert main(["simulate", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(path) in err and message in err
+
+
+def test_run_with_a_bad_plugin_argument_exits_2_before_connecting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`py-volcano run` does not start on a configuration whose argument value it cannot use."""
+    text = "actions: allocate\ntiers:\n- plugins:\n  - name: nodeorder\n    arguments:\n      nodeaffinity.weight: x"
+    path = write(tmp_path, "volcano-scheduler.conf", text)
+    assert main(["run", "--scheduler-conf", str(path), "--kubeconfig", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {path}: plugin nodeorder: argument nodeaffinity.weight: 'x' is not an integer"
 
 
 def test_every_file_is_run_and_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,7 +104,9 @@ def test_every_file_is_run_and_reported(tmp_path: Path, capsys: pytest.CaptureFi
     assert [r["ok"] for r in reports] == [True, False]
 
 
-def test_cluster_states_a_real_cluster_can_hold_are_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cluster_states_a_real_cluster_can_hold_are_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A PodGroup naming a missing queue is warned about; the rest still schedules."""
     from tests.builders import pod_group
 

@@ -1,4 +1,7 @@
-"""preempt: intra-queue preemption, normal or topology-aware (seed 004); see `action` for the outline."""
+"""preempt: intra-queue preemption, normal or topology-aware; see `action` for the outline.
+
+The rules: docs/semantics.md, "Preempt".
+"""
 
 from py_volcano.actions.preempt.action import NAME, PreemptAction, PreemptArgs, new
 

@@ -1,9 +1,10 @@
-"""preempt: starving jobs take resources from lower-priority work of their own queue (seed 004 section 2).
+"""preempt: starving jobs take resources from lower-priority work of their own queue.
 
-Queue by queue: phase 1 lets starving jobs, best first, preempt other jobs of the queue, one
-Statement per job, committed only when the job is then pipelined; phase 2 lets the pending tasks of
-those jobs preempt lower-priority tasks of the same job. Preempt never binds: the preemptor is only
-pipelined and binds in a later cycle, once its victims are gone (BEHAVIOUR.md).
+Queue by queue (docs/semantics.md, "Preempt phases"): phase 1 lets starving jobs, best first, preempt
+other jobs of the queue, one Statement per job, committed only when the job is then pipelined; phase 2
+lets the pending tasks of those jobs preempt lower-priority tasks of the same job. Preempt never binds:
+the preemptor is only pipelined and binds in a later cycle, once its victims are gone
+(docs/semantics.md, "Preempt").
 
 Queues come in queue order and phase 2 covers the queue's own starving jobs; Volcano walks a map of
 queues and, after each queue's phase 1, runs phase 2 over every queue's starving jobs again.
@@ -31,16 +32,23 @@ log = structlog.get_logger(__name__)
 
 @dataclass(slots=True, frozen=True)
 class PreemptArgs:
-    """The `configurations` arguments of preempt, with Volcano's defaults (seed 004 7.2)."""
+    """The `configurations` arguments of preempt, with Volcano's defaults.
+
+    Their meaning: docs/semantics.md, "Topology-aware preemption".
+    """
 
     enable_topology_aware_preemption: bool = False
+    """`enableTopologyAwarePreemption`: pick victims node by node with dry runs instead of the normal walk."""
     min_candidate_nodes_percentage: int = 10
+    """`minCandidateNodesPercentage`: share of the nodes, in percent, topology-aware preemption tries."""
     min_candidate_nodes_absolute: int = 1
+    """`minCandidateNodesAbsolute`: at least this many candidate nodes."""
     max_candidate_nodes_absolute: int = 100
+    """`maxCandidateNodesAbsolute`: at most this many candidate nodes."""
 
     @classmethod
     def parse(cls, args: Arguments) -> PreemptArgs:
-        """Read the arguments; a bad value warns and keeps the default."""
+        """Read the arguments; ConfigError on a value of the wrong type."""
         return cls(
             enable_topology_aware_preemption=args.get_bool("enableTopologyAwarePreemption", False),
             min_candidate_nodes_percentage=args.get_int("minCandidateNodesPercentage", 10),
@@ -158,7 +166,7 @@ def _preemptor_tasks(ssn: Session, job: JobInfo) -> PriorityQueue[TaskInfo]:
 
 
 def _in_queue(ssn: Session, queue: QueueID) -> Callable[[TaskInfo], bool]:
-    """Base filter of phase 1: preemptable tasks of jobs in `queue` (BEHAVIOUR.md: own queue only)."""
+    """Base filter of phase 1: preemptable tasks of jobs in `queue` (docs/semantics.md, "Preempt": own queue only)."""
 
     def owner(task: TaskInfo) -> bool:
         if not (is_preemptable_status(task.status) and task.preemptable and task.job is not None):
@@ -184,6 +192,6 @@ def _best_effort_rule(preemptor: TaskInfo) -> Callable[[TaskInfo], bool]:
     return lambda task: task.best_effort or not preemptor.best_effort
 
 
-def new(args: Arguments) -> PreemptAction:
-    """Build the action from its `configurations` arguments."""
-    return PreemptAction(PreemptArgs.parse(args))
+def new(args: PreemptArgs) -> PreemptAction:
+    """Build the action from its parsed `configurations` arguments."""
+    return PreemptAction(args)

@@ -1,10 +1,10 @@
-"""Normal preemption (seed 004 4.1): the best-scored node where evicting victims makes the preemptor fit.
+"""Normal preemption: the best-scored node where evicting victims makes the preemptor fit.
 
 Nodes that pass the preempt-action predicates are scored and visited best first; on each, the
 plugins' victims (`ssn.preemptable`) are evicted in victim order until the preemptor's queue may
 take it and its init request fits FutureIdle; then it is pipelined there. As in Volcano, victims
 evicted on a node where the preemptor still does not fit stay in the statement: the job's commit or
-discard decides their fate.
+discard decides their fate. The rules: docs/semantics.md, "Normal preemption".
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ def _preempt_on(
     ssn: Session, stmt: Statement, preemptor: TaskInfo, queue: QueueInfo, scope: Scope, node: NodeInfo
 ) -> bool:
     chosen = ssn.preemptable(preemptor, scope.preemptees(node))
+    ssn.preemption_victims = len(chosen)
     if not victims.validate_victims(preemptor, node, chosen):
         return False
 
@@ -48,6 +49,7 @@ def _preempt_on(
 
     order = victims.in_victim_order(ssn, chosen, preemptor)
     victims.evict_until(stmt, order, ready, budgets=scope.budgets, reason="preempt")
+    ssn.preemption_attempts += 1
     scope.index.touch(node.name)
     if not ready():
         return False

@@ -1,11 +1,11 @@
-"""Topology-aware preemption (seed 004 sections 5 and 7): dry runs on cloned nodes, then the best candidate.
+"""Topology-aware preemption: dry runs on cloned nodes, then the best candidate.
 
-For each potential node (offset 0, so runs are deterministic; Volcano starts at a random offset and
-checks nodes in parallel) the victims are removed one by one from a clone of the node, with the
-plugins' simulate hooks on a clone of the preemptor's CycleState, until the preemptor fits; the
-victims it does not need are then reprieved. The first `num_candidates` nodes that yield victims are
-candidates; `select_candidate` picks one, whose victims are evicted for real before the preemptor is
-pipelined there.
+The rules: docs/semantics.md, "Topology-aware preemption". For each potential node (offset 0, so runs
+are deterministic; Volcano starts at a random offset and checks nodes in parallel) the victims are
+removed one by one from a clone of the node, with the plugins' simulate hooks on a clone of the
+preemptor's CycleState, until the preemptor fits; the victims it does not need are then reprieved. The
+first `num_candidates` nodes that yield victims are candidates; `select_candidate` picks one, whose
+victims are evicted for real before the preemptor is pipelined there.
 
 Two choices where Volcano's code and its stated intent differ: reprieve tries the most important
 victim first (Volcano's comment says so, but its victim queue hands them back least important first),
@@ -38,7 +38,7 @@ class Candidate:
 
 
 def calculate_num_candidates(num_nodes: int, *, percentage: int, minimum: int, maximum: int) -> int:
-    """Return how many candidates to dry-run for (seed 004 7.2): a percentage of the nodes, clamped."""
+    """Return how many candidates to dry-run for: a percentage of the nodes, clamped (Volcano's defaults)."""
     wanted = num_nodes * percentage // 100
     wanted = max(wanted, minimum)
     wanted = min(wanted, maximum)
@@ -76,6 +76,7 @@ def preempt(
         stmt.evict(victim.clone(), "preempt")
     scope.index.touch(best.node)
     stmt.pipeline(preemptor, best.node)
+    ssn.preemption_attempts += 1
     return True
 
 
@@ -116,6 +117,7 @@ def select_victims_on_node(
     """
     run = _DryRun(ssn, state, preemptor, queue, node.clone())
     offered = ssn.preemptable(preemptor, scope.preemptees(node))
+    ssn.preemption_victims = len(offered)
     if not victims.validate_victims(preemptor, run.node, offered):
         return []
     order = victims.in_victim_order(ssn, offered, preemptor)
@@ -147,9 +149,9 @@ def _reprieve(run: _DryRun, removed: list[TaskInfo], budgets: DisruptionBudgets)
 
 
 def select_candidate(candidates: list[Candidate], budgets: DisruptionBudgets) -> Candidate | None:
-    """Pick a candidate (seed 004 5.4), after the fewest PDB-breaking victims (beyond Volcano, a no-op
-    without PDBs): lowest highest victim priority, lowest priority sum, fewest victims, latest start of
-    its highest-priority victims, then the first."""
+    """Pick a candidate as Volcano's SelectCandidate does, after the fewest PDB-breaking victims (beyond
+    Volcano, a no-op without PDBs): lowest highest victim priority, lowest priority sum, fewest victims,
+    latest start of its highest-priority victims, then the first."""
     if not candidates:
         return None
 

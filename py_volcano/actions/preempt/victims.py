@@ -1,8 +1,9 @@
-"""Victims on one node: validating them, ordering them (seed 004 4.4), and evicting them in that order.
+"""Victims on one node: validating them, ordering them, and evicting them in that order.
 
-Shared by preempt and reclaim. Order: inside a job the task order reversed; across queues the
-victim queue order; across jobs of one queue the job order reversed. The order is a total one (every
-session ordering breaks ties), so it is a plain sort rather than Volcano's heap.
+Shared by preempt and reclaim. Order (docs/semantics.md, "Victim order"): inside a job the task order
+reversed; across queues the victim queue order; across jobs of one queue the job order reversed. The
+order is a total one (every session ordering breaks ties), so it is a plain sort rather than Volcano's
+heap.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Per-queue accounting of the capacity plugin (seed 001 §2.2) and the per-session tree that holds it.
+"""Per-queue accounting of the capacity plugin and the per-session tree that holds it.
 
-A `QueueAttr` exists for every queue (and, with hierarchy, for the root). Its `ancestors` run from the
-root to the parent (empty in flat mode), so `lineage` yields the queue and then each ancestor up to the
-root: the levels every allocatable and enqueueable check walks, and every usage change is added to.
+The figures: docs/semantics.md, "Capacity accounting". A `QueueAttr` exists for every queue (and, with
+hierarchy, for the root). Its `ancestors` run from the root to the parent (empty in flat mode), so
+`lineage` yields the queue and then each ancestor up to the root: the levels every allocatable and
+enqueueable check walks, and every usage change is added to.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ class QueueAttr:
         return not self.deserved.is_empty()
 
     def update_share(self) -> None:
-        """Share = max of allocated / deserved over deserved's dimensions; 1 when best-effort (§4.1)."""
+        """Share = max of allocated / deserved over deserved's dimensions; 1 when best-effort."""
         if not self.has_deserved():
             self.share = 1.0
             return

@@ -1,7 +1,8 @@
-"""Flat mode (seed 001 §3.1): every queue on its own, bounded by the cluster less the others' guarantees.
+"""Flat mode: every queue on its own, bounded by the cluster less the others' guarantees.
 
-realCapability = min(capability, ExceededPart(total, sum of all guarantees) + own guarantee);
-deserved comes from the spec, lowered to realCapability, then raised to the guarantee.
+The rules (docs/semantics.md, "Flat capacity"): realCapability = min(capability, ExceededPart(total, sum
+of all guarantees) + own guarantee); deserved comes from the spec, lowered to realCapability, then
+raised to the guarantee.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""Hierarchical mode (seed 001 §3.2): a queue tree under `root`, usage rolled up, capacity handed down.
+"""Hierarchical mode: a queue tree under `root`, usage rolled up, capacity handed down.
 
-Each queue's parent is `spec.parent` (the root when empty); the root is unlimited and exists even
-when no Queue object names it. A queue whose parents loop, or lead to a missing queue, is cut off:
-it is reported and its jobs wait, everything else is scheduled (FORMAT.md: a hierarchy with a cycle
-is cluster state, not an error). Jobs run only in leaf queues; one in an inner queue is reported
-and waits, where Volcano would switch the whole plugin off (BEHAVIOUR.md, Hierarchy).
+The rules: docs/semantics.md, "Hierarchical capacity" and "Unusable queues". Each queue's parent is
+`spec.parent` (the root when empty); the root is unlimited and exists even when no Queue object names
+it. A queue whose parents loop, or lead to a missing queue, is cut off: it is reported and its jobs
+wait, everything else is scheduled (docs/scenarios.md: a hierarchy with a cycle is cluster state, not an
+error). Jobs run only in leaf queues; one in an inner queue is reported and waits, where Volcano would
+switch the whole plugin off (docs/semantics.md, "Deliberate differences from Volcano").
 """
 
 from __future__ import annotations

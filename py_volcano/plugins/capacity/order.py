@@ -1,6 +1,7 @@
-"""Queue orderings of the capacity plugin: by share (§4.2), by common ancestor (§4.3), victims (§9).
+"""Queue orderings of the capacity plugin: by share, by common ancestor, and of victim queues.
 
-Every function returns a negative number when `l` goes first, as Volcano's order functions do.
+The rules: docs/semantics.md, "Capacity queue order" and "Victim queue order by common ancestor". Every
+function returns a negative number when `l` goes first, as Volcano's order functions do.
 """
 
 from __future__ import annotations

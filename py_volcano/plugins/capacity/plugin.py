@@ -1,18 +1,18 @@
-"""CapacityPlugin: the functions the capacity plugin registers on a session (seed 001 §5) and its figures.
+"""CapacityPlugin: the functions the capacity plugin registers on a session, and its figures.
 
-The state is built once per session (`build_flat`, or `build_hierarchy` when the plugin's hierarchy
-switch is on); every registered function is a bound method over it. Volcano's capacity reads the
-switch as off when it is not written, unlike every other switch (`ssn.HierarchyEnabled`).
+The rules: docs/semantics.md, "Capacity". The state is built once per session (`build_flat`, or
+`build_hierarchy` when the plugin's hierarchy switch is on); every registered function is a bound method
+over it. Volcano's capacity reads the switch as off when it is not written, unlike every other switch
+(`ssn.HierarchyEnabled`).
 """
 
 from __future__ import annotations
 
-from py_volcano.api import JobInfo, NodeInfo, QueueID, QueueInfo, Resource, TaskInfo, Vote
+from py_volcano.api import JobInfo, NodeInfo, QueueFigures, QueueID, QueueInfo, Resource, TaskInfo, Vote
 from py_volcano.framework import (
-    Arguments,
     CycleState,
     EventHandler,
-    QueueFigures,
+    NoArgs,
     Session,
     ValidateResult,
     ordered,
@@ -43,7 +43,7 @@ class CapacityPlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
         self.ssn: Session | None = None
         self.tree = QueueTree({}, hierarchical=False)
@@ -90,6 +90,7 @@ class CapacityPlugin:
             capability=attr.capability.clone() if attr.capability is not None else None,
             real_capability=attr.real_capability.clone() if attr.real_capability is not None else None,
             guarantee=attr.guarantee.clone(),
+            inqueue=attr.inqueue.clone(),
             share=attr.share,
             overused=is_overused(attr),
             parent=parent,
@@ -98,13 +99,16 @@ class CapacityPlugin:
     # Orderings -------------------------------------------------------------------------------
 
     def queue_order(self, l: QueueInfo, r: QueueInfo) -> int:
-        """Seed 001 §4.2 (flat) or §4.3 (hierarchical)."""
+        """docs/semantics.md, "Capacity queue order" (flat or hierarchical)."""
         if self.tree.hierarchical:
             return order.hierarchical_queue_order(self.tree.attrs, l, r)
         return order.flat_queue_order(self.tree.attrs, l, r)
 
     def victim_queue_order(self, l: QueueInfo, r: QueueInfo, preemptor: QueueInfo) -> int:
-        """Seed 001 §9: victims from queues closer to the preemptor's first."""
+        """Victims from queues closer to the preemptor's first.
+
+        docs/semantics.md, "Victim queue order by common ancestor".
+        """
         return order.victim_queue_order(self.tree.attrs, l, r, preemptor)
 
     # Admission and allocation ----------------------------------------------------------------
@@ -165,14 +169,19 @@ class CapacityPlugin:
     # Preempt and reclaim ---------------------------------------------------------------------
 
     def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        """Seed 001 §5.2: the task fits realCapability and one requested dimension stays within deserved."""
+        """The task fits realCapability and one requested dimension stays within deserved.
+
+        docs/semantics.md, "Capacity preemptive".
+        """
         if not queue.is_open() or not self.tree.is_usable(queue.uid):
             return False
         return quota.preemptive(self.tree.attrs[queue.uid], task.resreq)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
-        """Seed 001 §5.1: victims that share a dimension with the reclaimer, leave their queue's guarantee
-        intact, and are borrowed (nothing deserved) or from a queue above deserved on their dimensions.
+        """Victims that share a dimension with the reclaimer, leave their queue's guarantee intact, and are
+        borrowed (nothing deserved) or from a queue above deserved on their dimensions.
+
+        docs/semantics.md, "Capacity reclaimable".
         """
         assert self.ssn is not None
         reclaimer_job = self.ssn.jobs.get(reclaimer.job) if reclaimer.job else None
@@ -218,10 +227,10 @@ class CapacityPlugin:
 
 
 def is_overused(attr: QueueAttr) -> bool:
-    """Share above 1 (seed 001 §4.1: over deserved, so reclaimable), as Volcano's capacity reports it.
+    """Share above 1 (over deserved, so reclaimable), as Volcano's capacity reports it.
 
     Capacity registers no overused function: this is only the reported figure. A best-effort queue
-    (share 1) never is.
+    (share 1) never is (docs/semantics.md, "Capacity share and best-effort queues").
     """
     return attr.share > 1
 

@@ -1,8 +1,8 @@
-"""The capacity checks on queue attributes (seed 001 §5): allocatable, enqueueable, preemptive, reclaim.
+"""The capacity checks on queue attributes: allocatable, enqueueable, preemptive, reclaim.
 
-Quota checks compare only the dimensions a request asks for above zero (BEHAVIOUR.md, Queue
-accounting) and are made against realCapability, not deserved, level by level from the queue up
-to the root.
+Each function names its section of docs/semantics.md. Quota checks compare only the dimensions a request
+asks for above zero (docs/semantics.md, "Comparisons") and are made against realCapability, not
+deserved, level by level from the queue up to the root.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _le(left: float, right: float) -> bool:
 
 
 def allocatable(attrs: Mapping[QueueID, QueueAttr], attr: QueueAttr, resreq: Resource) -> bool:
-    """True when allocated + request <= realCapability at the queue and at every ancestor (§5.3)."""
+    """True when allocated + request <= realCapability at the queue and at every ancestor ("Capacity allocatable")."""
     for level in lineage(attrs, attr):
         if level.real_capability is None:
             return False
@@ -51,7 +51,7 @@ def allocatable(attrs: Mapping[QueueID, QueueAttr], attr: QueueAttr, resreq: Res
 def enqueue_shortage(
     attrs: Mapping[QueueID, QueueAttr], attr: QueueAttr, min_request: Resource
 ) -> tuple[str, list[str]] | None:
-    """Check minReq + allocated + inqueue - elastic <= realCapability level by level (§5.4).
+    """Check minReq + allocated + inqueue - elastic <= realCapability level by level ("Capacity enqueue").
 
     Return None when the job fits everywhere, else (the first queue that refuses, the dimensions short).
     """
@@ -66,7 +66,7 @@ def enqueue_shortage(
 
 
 def preemptive(attr: QueueAttr, resreq: Resource) -> bool:
-    """True when the queue may take resources back for a task (§5.2).
+    """True when the queue may take resources back for a task ("Capacity preemptive").
 
     The task must fit the queue's realCapability, and then one requested dimension with
     allocated + request <= deserved is enough (dimensions zero on both sides do not count):
@@ -87,22 +87,23 @@ def preemptive(attr: QueueAttr, resreq: Resource) -> bool:
 
 
 def shares_dimension(reclaimee: Resource, reclaimer: Resource) -> bool:
-    """Check 1 of §5.1: the victim frees something the reclaimer asks for (pods aside)."""
+    """Check 1 of "Capacity reclaimable": the victim frees something the reclaimer asks for (pods aside)."""
     return not set(reclaimee.names()).isdisjoint(reclaimer.names())
 
 
 def keeps_guarantee(allocated: Resource, reclaimee: Resource, guarantee: Resource) -> bool:
-    """Check 2 of §5.1: the queue keeps at least its guarantee without the victim."""
+    """Check 2 of "Capacity reclaimable": the queue keeps at least its guarantee without the victim."""
     return guarantee.less_equal(allocated.clone().sub_without_assert(reclaimee), ZERO)
 
 
 def is_immediate_victim(reclaimee: Resource, deserved: Resource) -> bool:
-    """Check 3a of §5.1: the victim uses nothing the queue deserves, so it is borrowed outright."""
+    """Check 3, first half, of "Capacity reclaimable": the victim uses nothing its queue deserves (borrowed)."""
     return set(reclaimee.names()).isdisjoint(deserved.names())
 
 
 def exceeds_deserved(allocated: Resource, deserved: Resource, reclaimee: Resource) -> bool:
-    """Check 3b of §5.1: allocated > deserved on a dimension the victim uses and the queue deserves."""
+    """Check 3, second half, of "Capacity reclaimable": allocated > deserved on a dimension the victim uses
+    and the queue deserves."""
     relevant = (name for name in _requested(reclaimee) if _deserves(deserved, name))
     return any(allocated.get(name) > deserved.get(name) for name in relevant)
 

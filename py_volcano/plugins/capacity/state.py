@@ -1,4 +1,4 @@
-"""The dry-run copy of the queue attributes that preempt works on (seed 001 §5.5-5.7, §6).
+"""The dry-run copy of the queue attributes that preempt works on (docs/semantics.md, "Capacity dry run").
 
 Pre-predicate puts a `CapacityState` in the preemptor's CycleState; the simulate functions change
 only that copy. The copy is taken lazily: a state copies the attributes when first read, or just
@@ -70,7 +70,10 @@ def simulate_change(jobs: Mapping[JobID, JobInfo], cycle_state: CycleState, task
 
 
 def simulate_allocatable(tree: QueueTree, cycle_state: CycleState, queue: QueueInfo, task: TaskInfo) -> bool:
-    """The allocatable check of §5.3 on the dry-run copy; False without a copy (pre-predicate did not run)."""
+    """The allocatable check on the dry-run copy; False without a copy (pre-predicate did not run).
+
+    docs/semantics.md, "Capacity allocatable".
+    """
     state = read_state(cycle_state)
     if state is None or not tree.is_usable(queue.uid):
         return False

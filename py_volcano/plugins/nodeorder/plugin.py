@@ -11,6 +11,7 @@ constraints for Volcano pods).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,9 +33,9 @@ from py_volcano.plugins.nodeorder.resources import (
 
 __all__ = [
     "NAME",
+    "NodeOrderArgs",
     "NodeOrderPlugin",
     "NodeOrderState",
-    "NodeOrderWeights",
     "intolerable_prefer_no_schedule",
     "new",
     "node_affinity_count",
@@ -45,25 +46,34 @@ __all__ = [
 NAME = "nodeorder"
 
 
-class NodeOrderWeights:
-    """The weight of each score (Volcano's nodeorder arguments and defaults)."""
+@dataclass(slots=True, frozen=True)
+class NodeOrderArgs:
+    """The weight of each score: Volcano's nodeorder arguments and defaults (0 skips the score)."""
 
-    __slots__ = (
-        "balanced_resource",
-        "least_requested",
-        "most_requested",
-        "node_affinity",
-        "pod_affinity",
-        "taint_toleration",
-    )
+    least_requested: int = 1
+    """`leastrequested.weight`: Kubernetes' LeastAllocated (cpu, memory)."""
+    most_requested: int = 0
+    """`mostrequested.weight`: Kubernetes' MostAllocated (cpu, memory)."""
+    balanced_resource: int = 1
+    """`balancedresource.weight`: balanced allocation (cpu, memory, and GPUs the task asks for)."""
+    node_affinity: int = 2
+    """`nodeaffinity.weight`: preferred node affinity, normalised over the candidates."""
+    taint_toleration: int = 3
+    """`tainttoleration.weight`: PreferNoSchedule taints the pod does not tolerate."""
+    pod_affinity: int = 2
+    """`podaffinity.weight`: preferred inter-pod affinity and anti-affinity."""
 
-    def __init__(self, args: Arguments) -> None:
-        self.least_requested = args.get_int("leastrequested.weight", 1)
-        self.most_requested = args.get_int("mostrequested.weight", 0)
-        self.balanced_resource = args.get_int("balancedresource.weight", 1)
-        self.node_affinity = args.get_int("nodeaffinity.weight", 2)
-        self.taint_toleration = args.get_int("tainttoleration.weight", 3)
-        self.pod_affinity = args.get_int("podaffinity.weight", 2)
+    @classmethod
+    def parse(cls, args: Arguments) -> NodeOrderArgs:
+        """Read the arguments; ConfigError on a value that is not an integer."""
+        return cls(
+            least_requested=args.get_int("leastrequested.weight", 1),
+            most_requested=args.get_int("mostrequested.weight", 0),
+            balanced_resource=args.get_int("balancedresource.weight", 1),
+            node_affinity=args.get_int("nodeaffinity.weight", 2),
+            taint_toleration=args.get_int("tainttoleration.weight", 3),
+            pod_affinity=args.get_int("podaffinity.weight", 2),
+        )
 
 
 def _freeze(value: object) -> object:
@@ -118,7 +128,7 @@ class NodeOrderState:
 
     __slots__ = ("_affinity", "_taints", "nodes", "pods", "requests", "weights")
 
-    def __init__(self, ssn: Session, weights: NodeOrderWeights) -> None:
+    def __init__(self, ssn: Session, weights: NodeOrderArgs) -> None:
         self.weights = weights
         self.nodes = ssn.node_list
         self.requests = NodeRequests(ssn.node_list)
@@ -215,14 +225,13 @@ class NodeOrderPlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NodeOrderArgs) -> None:
         self.args = args
-        self.weights = NodeOrderWeights(args)
         self.state: NodeOrderState | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         """Build the session state, register the batch node score and follow placements."""
-        self.state = NodeOrderState(ssn, self.weights)
+        self.state = NodeOrderState(ssn, self.args)
         ssn.add_batch_node_order_fn(NAME, self.state.score)
         ssn.add_event_handler(EventHandler(allocate=self.state.allocated, deallocate=self.state.deallocated))
 
@@ -231,6 +240,6 @@ class NodeOrderPlugin:
         self.state = None
 
 
-def new(args: Arguments) -> NodeOrderPlugin:
+def new(args: NodeOrderArgs) -> NodeOrderPlugin:
     """Build the plugin."""
     return NodeOrderPlugin(args)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from py_volcano.api import MaskArray, NodeInfo, TaskInfo, Toleration, match_node_selector_term
+from py_volcano.plugins.predicates.args import PredicatesArgs
 from py_volcano.plugins.predicates.labels import NodeLabelIndex
 
 __all__ = [
@@ -21,7 +22,6 @@ __all__ = [
     "NODE_NOT_READY",
     "NODE_UNSCHEDULABLE",
     "StaticFilters",
-    "Switches",
     "node_filter_failure",
     "required_node_affinity",
     "untolerated_taint_reason",
@@ -36,18 +36,6 @@ _NAME_FIELD = "metadata.name"
 
 TaintKey = tuple[str, str, str]
 ShapeKey = tuple[object, ...]
-
-
-class Switches:
-    """Which filters run (Volcano's `predicate.XxxEnable` arguments, all on by default)."""
-
-    __slots__ = ("node_affinity", "node_ports", "pod_affinity", "taint_toleration")
-
-    def __init__(self, *, node_affinity: bool, node_ports: bool, taint_toleration: bool, pod_affinity: bool) -> None:
-        self.node_affinity = node_affinity
-        self.node_ports = node_ports
-        self.taint_toleration = taint_toleration
-        self.pod_affinity = pod_affinity
 
 
 def required_node_affinity(task: TaskInfo) -> Mapping[str, Any] | None:
@@ -83,7 +71,7 @@ def untolerated_taint_reason(tolerations: Sequence[Toleration], node: NodeInfo) 
     return None
 
 
-def node_filter_failure(task: TaskInfo, node: NodeInfo, switches: Switches) -> str | None:
+def node_filter_failure(task: TaskInfo, node: NodeInfo, switches: PredicatesArgs) -> str | None:
     """Return the first static filter the node fails for the task (Volcano's order), or None."""
     if not node.ready:
         return NODE_NOT_READY
@@ -109,7 +97,7 @@ class StaticFilters:
 
     __slots__ = ("_by_shape", "_by_task", "base", "fields", "labels", "switches", "taints", "unschedulable")
 
-    def __init__(self, nodes: Sequence[NodeInfo], switches: Switches) -> None:
+    def __init__(self, nodes: Sequence[NodeInfo], switches: PredicatesArgs) -> None:
         self.switches = switches
         self.labels = NodeLabelIndex([node.labels for node in nodes])
         self.fields = NodeLabelIndex([{_NAME_FIELD: node.name} for node in nodes])

@@ -9,8 +9,9 @@ with a reason, for `explain` and for callers that ask about one node.
 from __future__ import annotations
 
 from py_volcano.api import MaskArray, NodeInfo, TaskID, TaskInfo
-from py_volcano.framework import Arguments, CycleState, EventHandler, PredicateStatus, Session
-from py_volcano.plugins.predicates.node_filters import StaticFilters, Switches, node_filter_failure
+from py_volcano.framework import CycleState, EventHandler, PredicateStatus, Session
+from py_volcano.plugins.predicates.args import PredicatesArgs
+from py_volcano.plugins.predicates.node_filters import StaticFilters, node_filter_failure
 from py_volcano.plugins.predicates.placed import AffinityTerms, PlacedPods
 from py_volcano.plugins.predicates.pod_affinity import AffinityCounts
 from py_volcano.plugins.predicates.simulate import SimulatedPods, simulated_failure
@@ -26,7 +27,7 @@ class PredicateState:
 
     __slots__ = ("_counts", "placed", "ssn", "static", "switches")
 
-    def __init__(self, ssn: Session, switches: Switches) -> None:
+    def __init__(self, ssn: Session, switches: PredicatesArgs) -> None:
         self.ssn = ssn
         self.switches = switches
         self.static = StaticFilters(ssn.node_list, switches)
@@ -114,19 +115,13 @@ class PredicatesPlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: PredicatesArgs) -> None:
         self.args = args
-        self.switches = Switches(
-            node_affinity=args.get_bool("predicate.NodeAffinityEnable", True),
-            node_ports=args.get_bool("predicate.NodePortsEnable", True),
-            taint_toleration=args.get_bool("predicate.TaintTolerationEnable", True),
-            pod_affinity=args.get_bool("predicate.PodAffinityEnable", True),
-        )
         self.state: PredicateState | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         """Build the session state, register both predicates and follow placements."""
-        self.state = PredicateState(ssn, self.switches)
+        self.state = PredicateState(ssn, self.args)
         ssn.add_batch_predicate_fn(NAME, self.state.batch_predicate)
         ssn.add_predicate_fn(NAME, self.state.predicate)
         ssn.add_event_handler(EventHandler(allocate=self.state.allocated, deallocate=self.state.deallocated))
@@ -139,6 +134,6 @@ class PredicatesPlugin:
         self.state = None
 
 
-def new(args: Arguments) -> PredicatesPlugin:
+def new(args: PredicatesArgs) -> PredicatesPlugin:
     """Build the plugin."""
     return PredicatesPlugin(args)

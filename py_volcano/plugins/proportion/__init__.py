@@ -1,4 +1,4 @@
-"""proportion: share the cluster among queues by weight (seed 000, Volcano's proportion plugin)."""
+"""proportion: share the cluster among queues by weight, as Volcano's proportion plugin (docs/semantics.md)."""
 
 from py_volcano.plugins.proportion.plugin import NAME, new
 

@@ -1,4 +1,4 @@
-"""The queues' allocated resources as one preempt dry run sees them (seed 000, 12; seed 001, 6).
+"""The queues' allocated resources as one preempt dry run sees them (docs/semantics.md, "Proportion dry run").
 
 Allocate asks for a pre-predicate per task, so taking a full copy every time would cost a copy of
 every queue per task. `ProportionState` is copy-on-write instead: it reads the live figures until

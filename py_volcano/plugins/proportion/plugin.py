@@ -1,18 +1,18 @@
-"""The proportion plugin: per-session queue shares and the functions it registers (seed 000, 5-13).
+"""The proportion plugin: per-session queue shares and the functions it registers.
 
-At open every queue that has jobs is accounted (`QueueAttr`) and the cluster is split among them
-(`split_deserved`). Queues are then ordered by share; allocate stops a queue at its deserved; reclaim
-takes victims only from queues above it; enqueue admits a job while its minResources fit the queue's
-real capability; preempt's dry run checks quota on a `ProportionState`. At close every queue's
-figures go to `ssn.queue_figures`.
+The rules: docs/semantics.md, "Proportion". At open every queue that has jobs is accounted (`QueueAttr`)
+and the cluster is split among them (`split_deserved`). Queues are then ordered by share; allocate stops
+a queue at its deserved; reclaim takes victims only from queues above it; enqueue admits a job while its
+minResources fit the queue's real capability; preempt's dry run checks quota on a `ProportionState`. At
+close every queue's figures go to `ssn.queue_figures`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from py_volcano.api import ZERO, JobID, JobInfo, NodeInfo, QueueID, QueueInfo, Resource, TaskInfo, Vote
-from py_volcano.framework import Arguments, CycleState, EventHandler, QueueFigures, Session
+from py_volcano.api import ZERO, JobID, JobInfo, NodeInfo, QueueFigures, QueueID, QueueInfo, Resource, TaskInfo, Vote
+from py_volcano.framework import CycleState, EventHandler, NoArgs, Session
 from py_volcano.plugins.proportion.dry_run import ProportionState, StateRegistry
 from py_volcano.plugins.proportion.queue_attr import (
     QueueAttr,
@@ -88,7 +88,7 @@ class QueueShares:
         return attr is not None and _fits_deserved(queue, attr.allocated, attr.deserved, task)
 
     def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        """A queue may preempt or reclaim for a task it could allocate (seed 004, 3.3)."""
+        """A queue may preempt or reclaim for a task it could allocate (docs/semantics.md, "Proportion allocatable")."""
         return self.allocatable(queue, task)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
@@ -116,7 +116,10 @@ class QueueShares:
     # Enqueue --------------------------------------------------------------------------------
 
     def job_enqueueable(self, job: JobInfo) -> Vote:
-        """Admit while minResources + allocated + inqueue - elastic fits real capability (seed 000, 9.2)."""
+        """Admit while minResources + allocated + inqueue - elastic fits real capability.
+
+        docs/semantics.md, "Proportion enqueue".
+        """
         queue = self.queues.get(job.queue)
         attr = self.attrs.get(job.queue)
         if queue is None or attr is None:
@@ -223,6 +226,7 @@ class QueueShares:
             capability=queue.capability,
             real_capability=attr.real_capability.clone(),
             guarantee=queue.guarantee,
+            inqueue=attr.inqueue.clone(),
             share=attr.share,
             overused=attr.is_overused(),
             parent=queue.parent,
@@ -240,12 +244,12 @@ class ProportionPlugin:
 
     name = NAME
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
         self.shares: QueueShares | None = None
 
     def on_session_open(self, ssn: Session) -> None:
-        """Account the queues, split the cluster, and register the functions of seed 000, section 13."""
+        """Account the queues, split the cluster, and register its functions."""
         shares = self.shares = QueueShares.build(ssn)
         ssn.add_queue_order_fn(NAME, shares.queue_order)
         ssn.add_reclaimable_fn(NAME, shares.reclaimable)
@@ -268,6 +272,6 @@ class ProportionPlugin:
         self.shares = None
 
 
-def new(args: Arguments) -> ProportionPlugin:
+def new(args: NoArgs) -> ProportionPlugin:
     """Build the plugin."""
     return ProportionPlugin(args)

@@ -1,8 +1,9 @@
-"""A queue's accounting under proportion, and the weighted iterative split of `deserved` (seed 000, 3-5).
+"""A queue's accounting under proportion, and the weighted iterative split of `deserved`.
 
-`QueueAttr` holds what one queue allocated and requests, what its admitted jobs reserve (inqueue)
-and could give back (elastic), its guarantee and real capability. `split_deserved` hands the cluster
-out among the queues that have jobs; `update_share` keeps share = max(allocated / deserved).
+The rules: docs/semantics.md, "Proportion". `QueueAttr` holds what one queue allocated and requests,
+what its admitted jobs reserve (inqueue) and could give back (elastic), its guarantee and real
+capability. `split_deserved` hands the cluster out among the queues that have jobs; `update_share` keeps
+share = max(allocated / deserved).
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ class QueueAttr:
         self.share = share
 
     def is_overused(self) -> bool:
-        """True when deserved <= allocated in every dimension (BEHAVIOUR.md: equal counts as overused)."""
+        """True when deserved <= allocated in every dimension (docs/semantics.md, "Overused": equal counts)."""
         return self.deserved.less_equal(self.allocated, ZERO)
 
     def __repr__(self) -> str:
@@ -140,7 +141,8 @@ def split_deserved(attrs: Iterable[QueueAttr], total: Resource) -> None:
     In a round every queue not yet met adds remaining x weight / total weight, is capped by its real
     capability (missing dimensions unlimited) and by its request (missing dimensions 0), then raised
     to its guarantee. It is met once its request fits its deserved or its deserved stops changing.
-    `remaining` loses what the round handed out and regains what it took back (seed 000, 4.2).
+    `remaining` loses what the round handed out and regains what it took back
+    (docs/semantics.md, "Deserved: weighted water-filling").
     """
     queues = list(attrs)
     remaining = total.clone()

@@ -7,24 +7,24 @@ from typing import Any
 
 from py_volcano.actions import ACTIONS
 from py_volcano.api import TaskInfo, parse_pdb
-from py_volcano.framework import PluginBuilder, Registry, Session, open_session, parse_conf
+from py_volcano.framework import PluginEntry, Registry, Session, open_session, parse_conf
 from py_volcano.plugins import PLUGINS
 from tests.builders import cluster
 
 
-def registry(extra: Mapping[str, PluginBuilder] | None = None) -> Registry:
+def registry(extra: Mapping[str, PluginEntry[Any]] | None = None) -> Registry:
     """The shipped registry, with test plugins added."""
     return Registry(plugins={**PLUGINS, **(extra or {})}, actions=ACTIONS)
 
 
 def session(
-    conf: str, *objects: dict[str, Any], plugins: Mapping[str, PluginBuilder] | None = None
+    conf: str, *objects: dict[str, Any], plugins: Mapping[str, PluginEntry[Any]] | None = None
 ) -> Session:
     """Open a session over the manifests (PodDisruptionBudgets included) with the configuration text."""
     reg = registry(plugins)
     snapshot = cluster(*(o for o in objects if o["kind"] != "PodDisruptionBudget"))
     snapshot.pdbs = [parse_pdb(o) for o in objects if o["kind"] == "PodDisruptionBudget"]
-    parsed = parse_conf(conf, actions=reg.actions.keys(), plugins=reg.plugins.keys())
+    parsed = parse_conf(conf, reg)
     return open_session(snapshot, parsed, reg)
 
 

@@ -1,15 +1,32 @@
-"""reclaim (seed 004 6): overused queues and refused tasks reclaim nothing; reclaimees are Running tasks of
-other, reclaimable queues; victims go in victim order until the task fits, and the job commits or discards."""
+"""reclaim (docs/semantics.md, "Reclaim"): overused queues and refused tasks reclaim nothing; reclaimees are
+Running tasks of other, reclaimable queues; victims go in victim order until the task fits, and the job
+commits or discards."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from py_volcano.actions import reclaim
 from py_volcano.api import QueueInfo, TaskInfo, TaskStatus, Vote
-from py_volcano.framework import Arguments, Session
+from py_volcano.framework import Arguments, NoArgs, PluginEntry, Session
 from tests.builders import node, pod, pod_group, queue
 from tests.unit.actions.sessions import session, task
+
+
+@dataclass(slots=True, frozen=True)
+class _QuotaArgs:
+    """The test plugin's arguments: comma lists of queue names."""
+
+    overused: frozenset[str]
+    refuse: frozenset[str]
+
+    @classmethod
+    def parse(cls, args: Arguments) -> _QuotaArgs:
+        return cls(
+            overused=frozenset(args.get_str("overused", "").split(",")),
+            refuse=frozenset(args.get_str("refuse", "").split(",")),
+        )
 
 
 class _Quota:
@@ -18,9 +35,9 @@ class _Quota:
 
     name = "quota"
 
-    def __init__(self, args: Arguments) -> None:
-        self.overused = set(str(args.get("overused", "")).split(","))
-        self.refuse = set(str(args.get("refuse", "")).split(","))
+    def __init__(self, args: _QuotaArgs) -> None:
+        self.overused = args.overused
+        self.refuse = args.refuse
 
     def on_session_open(self, ssn: Session) -> None:
         ssn.add_overused_fn(self.name, lambda q: q.name in self.overused)
@@ -62,8 +79,8 @@ def _objects(*extra: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _run(conf: str, *objects: dict[str, Any]) -> Session:
-    ssn = session(conf, *objects, plugins={"quota": _Quota})
-    reclaim.new(Arguments({})).execute(ssn)
+    ssn = session(conf, *objects, plugins={"quota": PluginEntry(_QuotaArgs.parse, _Quota)})
+    reclaim.new(NoArgs()).execute(ssn)
     return ssn
 
 

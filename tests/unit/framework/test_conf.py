@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
+from typing import Any
+
 import pytest
 
+from py_volcano.actions import ACTIONS, allocate, preempt
 from py_volcano.errors import ConfigError
-from py_volcano.framework import Arguments, parse_conf
+from py_volcano.framework import ActionEntry, NoArgs, Registry, SchedulerConf, open_session, parse_conf, run_cycle
+from py_volcano.plugins import PLUGINS
+from py_volcano.plugins.binpack import BinpackArgs, BinpackPlugin
+from tests.builders import cluster, node, pod, pod_group
 
-ACTIONS = {"enqueue", "allocate", "backfill", "preempt"}
-PLUGINS = {"priority", "gang", "capacity", "binpack"}
+REGISTRY = Registry(
+    plugins={name: PLUGINS[name] for name in ("priority", "gang", "capacity", "binpack")},
+    actions={name: ACTIONS[name] for name in ("enqueue", "allocate", "backfill", "preempt")},
+)
 
 
-def parse(text: str):  # type: ignore[no-untyped-def]
-    return parse_conf(text, actions=ACTIONS, plugins=PLUGINS, source="test.conf")
+def parse(text: str) -> SchedulerConf:
+    return parse_conf(text, REGISTRY, source="test.conf")
 
 
 def test_switches_default_on_and_both_spellings_are_read() -> None:
@@ -37,7 +47,8 @@ tiers:
 
 
 def test_arguments_and_configurations() -> None:
-    """Plugin arguments and per-action configurations are kept."""
+    """Plugin arguments and per-action configurations are parsed into their frozen Args; an action without
+    configurations gets its defaults."""
     conf = parse(
         """
 actions: "allocate, preempt"
@@ -52,18 +63,37 @@ configurations:
     enableTopologyAwarePreemption: true
 """
     )
-    assert conf.tiers[0][0].arguments == {"binpack.weight": 10}
-    assert conf.configurations["preempt"]["enableTopologyAwarePreemption"] is True
+    assert conf.tiers[0][0].args == BinpackArgs(weight=10)
+    assert conf.action_args["preempt"] == preempt.PreemptArgs(enable_topology_aware_preemption=True)
+    assert conf.action_args["allocate"] == NoArgs()
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
         pytest.param('actions: "enqueue, shuffle"', "action 'shuffle' is unknown", id="unknown-action"),
-        pytest.param('actions: "allocate"\ntiers:\n- plugins:\n  - name: magic', "plugin 'magic' is unknown", id="unknown-plugin"),
+        pytest.param(
+            'actions: "allocate"\ntiers:\n- plugins:\n  - name: magic',
+            "plugin 'magic' is unknown",
+            id="unknown-plugin",
+        ),
         pytest.param("tiers: []", "key actions: Field required", id="missing-actions"),
         pytest.param("actions: [", "not valid YAML", id="bad-yaml"),
-        pytest.param('actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrder: maybe', "expected true or false", id="bad-switch"),
+        pytest.param(
+            'actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrder: maybe',
+            "expected true or false",
+            id="bad-switch",
+        ),
+        pytest.param(
+            'actions: "allocate"\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n      binpack.weight: abc',
+            "plugin binpack: argument binpack.weight: 'abc' is not an integer",
+            id="bad-plugin-argument",
+        ),
+        pytest.param(
+            'actions: "allocate"\nconfigurations:\n- name: preempt\n  arguments:\n    minCandidateNodesAbsolute: 1.5',
+            "action preempt: argument minCandidateNodesAbsolute: 1.5 is not an integer",
+            id="bad-argument-of-an-action-not-run",
+        ),
     ],
 )
 def test_errors_name_source_and_culprit(text: str, message: str) -> None:
@@ -79,11 +109,42 @@ def test_unknown_plugin_key_warns() -> None:
         parse('actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n    enableMagic: true')
 
 
-def test_arguments_typed_getters_warn_and_keep_default() -> None:
-    """Arguments.get_* convert strings and keep the default on bad values."""
-    args = Arguments({"a": "3", "b": "x", "c": "true", "d": 2.5}, owner="plugin p")
-    assert args.get_int("a", 1) == 3
-    assert args.get_bool("c", False) is True
-    assert args.get_float("d", 0.0) == 2.5
-    with pytest.warns(UserWarning, match="argument b"):
-        assert args.get_int("b", 7) == 7
+def test_an_unknown_argument_warns_once_at_load_and_never_per_cycle() -> None:
+    """Volcano ignores an argument nobody reads; py-volcano also says so, when the configuration loads."""
+    text = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n    arguments:\n      gang.magic: 1'
+    with pytest.warns(UserWarning) as caught:
+        conf = parse(text)
+    assert [str(w.message) for w in caught] == ["test.conf: plugin gang: unknown argument 'gang.magic' ignored"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run_cycle(cluster(node(name="n"), pod_group(name="g"), pod(name="g-0", group="g")), conf, REGISTRY)
+
+
+def test_plugins_and_actions_are_built_from_the_args_parsed_at_load() -> None:
+    """Nothing re-reads `arguments` per cycle: each cycle's plugins and actions get the loaded objects."""
+    built: list[object] = []
+
+    def new(args: object) -> Any:
+        built.append(args)
+        return allocate.new(NoArgs())
+
+    registry = Registry(plugins=REGISTRY.plugins, actions={"allocate": ActionEntry(NoArgs.parse, new)})
+    text = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n      binpack.weight: "5"'
+    conf = parse_conf(text, registry)
+    for cycle in range(2):
+        run_cycle(cluster(node(name="n")), conf, registry, cycle=cycle)
+        ssn = open_session(cluster(node(name="n")), conf, registry)
+        plugin = ssn.plugins["binpack"]
+        assert isinstance(plugin, BinpackPlugin) and plugin.args is conf.tiers[0][0].args
+    assert built == [conf.action_args["allocate"]] * 2 and built[0] is conf.action_args["allocate"]
+
+
+def test_the_parsed_configuration_is_frozen() -> None:
+    """Switches and parsed arguments cannot be changed once loaded."""
+    conf = parse('actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrder: false')
+    with pytest.raises(TypeError):
+        conf.tiers[0][0].switches["job_order"] = True  # type: ignore[index]
+    with pytest.raises(TypeError):
+        conf.action_args["allocate"] = NoArgs()  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        conf.tiers[0][0].args = NoArgs()  # type: ignore[misc]

@@ -1,4 +1,4 @@
-"""Tier semantics of BEHAVIOUR.md (Tiers) and seed 004 sections 3.2 and 4.2."""
+"""Tier semantics (docs/semantics.md, "Dispatch over tiers"): starving, votes, victim intersection."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from py_volcano.api import TaskID, TaskInfo, Resource, Vote
+from py_volcano.api import Resource, TaskID, TaskInfo, Vote
 from py_volcano.framework import dispatch
 
 
@@ -17,7 +17,7 @@ def task(name: str) -> TaskInfo:
 A, B, C = task("a"), task("b"), task("c")
 
 
-def offers(*tasks: TaskInfo, vote: Vote = Vote.PERMIT) -> Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], Vote]]:
+def offers(*tasks: TaskInfo, vote: Vote = Vote.PERMIT) -> dispatch.VictimFn:
     return lambda preemptor, candidates: (list(tasks), vote)
 
 
@@ -62,7 +62,7 @@ def test_tiered_vote(tiers: list[list[Callable[[object], Vote]]], expected: bool
     ],
 )
 def test_tiered_starving(tiers: list[list[Callable[[object], bool]]], expected: bool) -> None:
-    """Seed 004 section 3.2."""
+    """docs/semantics.md, "Starving"."""
     assert dispatch.tiered_starving(tiers, object()) is expected
 
 

@@ -6,17 +6,14 @@ from typing import Any
 
 import numpy as np
 
+from py_volcano.actions import ACTIONS
 from py_volcano.api import TaskStatus
 from py_volcano.framework import EventHandler, Registry, Session, Statement, open_session, parse_conf
-from py_volcano.plugins import gang, priority
+from py_volcano.plugins import PLUGINS
 from tests.builders import cluster, node, pod, pod_group
 
-REGISTRY = Registry(plugins={"gang": gang.new, "priority": priority.new}, actions={})
-CONF = parse_conf(
-    'actions: "allocate"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang',
-    actions={"allocate"},
-    plugins=REGISTRY.plugins.keys(),
-)
+REGISTRY = Registry(plugins={name: PLUGINS[name] for name in ("gang", "priority")}, actions=ACTIONS)
+CONF = parse_conf('actions: "allocate"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang', REGISTRY)
 
 
 def session() -> Session:

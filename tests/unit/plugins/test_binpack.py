@@ -10,13 +10,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from py_volcano.actions import ACTIONS
 from py_volcano.api import CPU, MEMORY, NodeInfo, TaskInfo, TaskStatus
-from py_volcano.framework import Arguments, Registry, Session, Statement, open_session, parse_conf
-from py_volcano.plugins import binpack
-from py_volcano.plugins.binpack import BinpackWeights
+from py_volcano.errors import ConfigError
+from py_volcano.framework import Registry, Session, Statement, open_session, parse_conf
+from py_volcano.plugins import PLUGINS, binpack
+from py_volcano.plugins.binpack import BinpackArgs
 from tests.builders import cluster, node, pod
+from tests.unit.arguments import plugin_args
 
-REGISTRY = Registry(plugins={"binpack": binpack.new}, actions={})
+REGISTRY = Registry(plugins={"binpack": PLUGINS["binpack"]}, actions=ACTIONS)
 
 
 def session(*objects: dict[str, Any], arguments: Mapping[str, Any] | None = None) -> Session:
@@ -25,7 +28,7 @@ def session(*objects: dict[str, Any], arguments: Mapping[str, Any] | None = None
         f"\n    arguments:{args}" if args else ""
     )
     return open_session(
-        cluster(*objects), parse_conf(text, actions={"allocate"}, plugins={"binpack"}), REGISTRY
+        cluster(*objects), parse_conf(text, REGISTRY), REGISTRY
     )
 
 
@@ -103,21 +106,70 @@ def test_zero_weight_registers_nothing() -> None:
     assert ssn._fns.get("batch_node_order", {}).get("binpack") is None
 
 
-def test_arguments_like_volcano() -> None:
-    """Negative cpu/memory/resource weights become 1; the resource list is comma separated."""
-    weights = BinpackWeights.from_arguments(
-        Arguments(
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        pytest.param({}, BinpackArgs(weight=1, resources={CPU: 1, MEMORY: 1}), id="defaults"),
+        pytest.param(
             {
                 "binpack.cpu": -3,
                 "binpack.memory": 4,
                 "binpack.resources": " nvidia.com/gpu, example.com/foo ,",
                 "binpack.resources.example.com/foo": -1,
                 "binpack.resources.nvidia.com/gpu": 7,
-            }
-        )
-    )
-    assert weights.weight == 1
-    assert weights.resources == {"nvidia.com/gpu": 7, "example.com/foo": 1, CPU: 1, MEMORY: 4}
+            },
+            BinpackArgs(weight=1, resources={"nvidia.com/gpu": 7, "example.com/foo": 1, CPU: 1, MEMORY: 4}),
+            id="negative-resource-weights-become-1-and-the-list-is-comma-separated",
+        ),
+        pytest.param(
+            {"binpack.weight": "10", "binpack.cpu": " 2 "},
+            BinpackArgs(weight=10, resources={CPU: 2, MEMORY: 1}),
+            id="integers-written-as-strings",
+        ),
+        pytest.param(
+            {"binpack.weight": -2},
+            BinpackArgs(weight=-2, resources={CPU: 1, MEMORY: 1}),
+            id="negative-weight-kept",
+        ),
+    ],
+)
+def test_arguments_parse_like_volcano(arguments: dict[str, object], expected: BinpackArgs) -> None:
+    """Good values parse, once at load, into the frozen BinpackArgs with Volcano's defaults and rules."""
+    assert plugin_args("binpack", arguments) == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param({"binpack.weight": "abc"}, "argument binpack.weight: 'abc' is not an integer", id="weight-text"),
+        pytest.param({"binpack.cpu": 1.5}, "argument binpack.cpu: 1.5 is not an integer", id="cpu-float"),
+        pytest.param({"binpack.memory": True}, "argument binpack.memory: True is not an integer", id="memory-bool"),
+        pytest.param(
+            {"binpack.resources": 5},
+            "argument binpack.resources: 5 is not a string",
+            id="resources-not-a-list",
+        ),
+        pytest.param(
+            {"binpack.resources": "nvidia.com/gpu", "binpack.resources.nvidia.com/gpu": "x"},
+            "argument binpack.resources.nvidia.com/gpu: 'x' is not an integer",
+            id="resource-weight-text",
+        ),
+    ],
+)
+def test_a_bad_argument_is_a_config_error_naming_plugin_key_and_value(
+    arguments: dict[str, object], message: str
+) -> None:
+    """The configuration does not load; the error names the plugin, the key and the value."""
+    with pytest.raises(ConfigError) as info:
+        plugin_args("binpack", arguments)
+    assert str(info.value) == f"scheduler conf: plugin binpack: {message}"
+
+
+def test_a_weight_for_an_unlisted_resource_warns_at_load_and_is_ignored() -> None:
+    """Volcano reads `binpack.resources.<name>` only for names listed in `binpack.resources`."""
+    with pytest.warns(UserWarning, match="plugin binpack: unknown argument 'binpack.resources.example.com/foo'"):
+        parsed = plugin_args("binpack", {"binpack.resources.example.com/foo": 3})
+    assert parsed == BinpackArgs()
 
 
 def test_scores_follow_allocations() -> None:
@@ -191,8 +243,8 @@ def test_random_clusters_match_the_per_node_reference(seed: int) -> None:
     stmt = Statement(ssn)
     for p in [t for j in ssn.jobs.values() for t in j.tasks.values() if t.status is TaskStatus.PENDING]:
         got = scores(ssn, p.name)
-        assert got == {n.name: reference(p, n, plugin.weights.resources, 3) for n in ssn.node_list}, p.name
+        assert got == {n.name: reference(p, n, plugin.args.resources, 3) for n in ssn.node_list}, p.name
         few = np.array(sorted(rng.sample(range(12), 2)))
-        expected = [reference(p, ssn.node_list[r], plugin.weights.resources, 3) for r in few]
+        expected = [reference(p, ssn.node_list[r], plugin.args.resources, 3) for r in few]
         assert ssn.prioritize(p, few).tolist() == expected, p.name
         stmt.allocate(p, max(got, key=lambda name: got[name]))

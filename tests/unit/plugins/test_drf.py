@@ -1,4 +1,4 @@
-"""drf (flat): dominant shares, job order, the preemptable rule of seed 004 (4.3), event handlers."""
+"""drf (flat): dominant shares, job order, the preemptable rule (docs/semantics.md, "DRF"), event handlers."""
 
 from __future__ import annotations
 
@@ -6,18 +6,18 @@ from typing import Any
 
 import pytest
 
+from py_volcano.actions import ACTIONS
 from py_volcano.api import JobID, Resource, TaskID, TaskInfo, Vote
 from py_volcano.framework import Registry, Session, Statement, open_session, parse_conf
-from py_volcano.plugins import drf
+from py_volcano.plugins import PLUGINS, drf
 from tests.builders import cluster, node, pod, pod_group
 
 GI = 1024**3
-REGISTRY = Registry(plugins={"drf": drf.new}, actions={})
+REGISTRY = Registry(plugins={"drf": PLUGINS["drf"]}, actions=ACTIONS)
 
 
 def session(*objects: dict[str, Any], plugin_line: str = "- name: drf") -> Session:
-    conf = parse_conf(f'actions: "allocate"\ntiers:\n- plugins:\n  {plugin_line}', actions={"allocate"},
-                      plugins=REGISTRY.plugins.keys())
+    conf = parse_conf(f'actions: "allocate"\ntiers:\n- plugins:\n  {plugin_line}', REGISTRY)
     return open_session(cluster(*objects), conf, REGISTRY)
 
 
@@ -73,7 +73,7 @@ def test_shares_at_open_count_only_placed_tasks_and_order_jobs() -> None:
     assert ssn.job_order_fn(small, big) and not ssn.job_order_fn(big, small)
 
 
-def test_preemptable_compares_shares_after_the_move_seed_004() -> None:
+def test_preemptable_compares_shares_after_the_move() -> None:
     """small with its new task: 2/8. big loses victims in turn: 3/8 and 2/8 qualify (>=), 1/8 does not;
     mid would drop to 1/8, below the preemptor: not a victim."""
     ssn = cluster_of_jobs()

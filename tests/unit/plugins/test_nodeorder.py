@@ -11,10 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from py_volcano.actions import ACTIONS
 from py_volcano.api import NodeInfo, TaskInfo, TaskStatus
-from py_volcano.framework import Arguments, Registry, Session, Statement, open_session, parse_conf
-from py_volcano.plugins import nodeorder
-from py_volcano.plugins.nodeorder.plugin import NodeOrderWeights, normalize
+from py_volcano.errors import ConfigError
+from py_volcano.framework import Registry, Session, Statement, open_session, parse_conf
+from py_volcano.plugins import PLUGINS
+from py_volcano.plugins.nodeorder.plugin import NodeOrderArgs, normalize
 from py_volcano.plugins.nodeorder.resources import (
     Allocatable,
     balanced_allocation,
@@ -22,9 +24,10 @@ from py_volcano.plugins.nodeorder.resources import (
     most_requested,
 )
 from tests.builders import cluster, node, pod, pod_group
+from tests.unit.arguments import plugin_args
 
 GI = 1024**3
-REGISTRY = Registry(plugins={"nodeorder": nodeorder.new}, actions={})
+REGISTRY = Registry(plugins={"nodeorder": PLUGINS["nodeorder"]}, actions=ACTIONS)
 
 
 def session(*objects: dict[str, Any], arguments: Mapping[str, Any] | None = None) -> Session:
@@ -33,7 +36,7 @@ def session(*objects: dict[str, Any], arguments: Mapping[str, Any] | None = None
         f"\n    arguments:{args}" if args else ""
     )
     return open_session(
-        cluster(*objects), parse_conf(text, actions={"allocate"}, plugins={"nodeorder"}), REGISTRY
+        cluster(*objects), parse_conf(text, REGISTRY), REGISTRY
     )
 
 
@@ -140,17 +143,54 @@ def test_weights_multiply_each_score() -> None:
     assert scores(session(*objects, arguments=only(mostrequested=1)), "p") == {"n1": 18}  # (25+12)//2
 
 
-def test_weights_from_arguments() -> None:
-    """Each `<score>.weight` argument is read; unset ones keep Volcano's defaults."""
-    weights = NodeOrderWeights(Arguments({"nodeaffinity.weight": 5, "mostrequested.weight": 1}))
-    assert (
-        weights.least_requested,
-        weights.most_requested,
-        weights.balanced_resource,
-        weights.node_affinity,
-        weights.taint_toleration,
-        weights.pod_affinity,
-    ) == (1, 1, 1, 5, 3, 2)
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        pytest.param({}, NodeOrderArgs(1, 0, 1, 2, 3, 2), id="defaults"),
+        pytest.param(
+            {"nodeaffinity.weight": 5, "mostrequested.weight": 1}, NodeOrderArgs(1, 1, 1, 5, 3, 2), id="some-set"
+        ),
+        pytest.param(
+            {
+                "leastrequested.weight": 0,
+                "mostrequested.weight": "2",
+                "balancedresource.weight": 3,
+                "nodeaffinity.weight": 4,
+                "tainttoleration.weight": 5,
+                "podaffinity.weight": -6,
+            },
+            NodeOrderArgs(0, 2, 3, 4, 5, -6),
+            id="all-set",
+        ),
+    ],
+)
+def test_weights_from_arguments(arguments: dict[str, object], expected: NodeOrderArgs) -> None:
+    """Each `<score>.weight` argument is read once at load; unset ones keep Volcano's defaults."""
+    assert plugin_args("nodeorder", arguments) == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param(
+            {"leastrequested.weight": "abc"},
+            "argument leastrequested.weight: 'abc' is not an integer",
+            id="text",
+        ),
+        pytest.param({"nodeaffinity.weight": 2.5}, "argument nodeaffinity.weight: 2.5 is not an integer", id="float"),
+        pytest.param({"podaffinity.weight": None}, "argument podaffinity.weight: None is not an integer", id="empty"),
+        pytest.param(
+            {"tainttoleration.weight": [1]},
+            "argument tainttoleration.weight: [1] is not an integer",
+            id="list",
+        ),
+    ],
+)
+def test_a_bad_weight_is_a_config_error_naming_plugin_key_and_value(arguments: dict[str, object], message: str) -> None:
+    """The configuration does not load; the error names the plugin, the key and the value."""
+    with pytest.raises(ConfigError) as info:
+        plugin_args("nodeorder", arguments)
+    assert str(info.value) == f"scheduler conf: plugin nodeorder: {message}"
 
 
 def test_balanced_counts_gpu_only_when_requested() -> None:

@@ -12,6 +12,7 @@ import pytest
 
 from py_volcano.actions import ACTIONS
 from py_volcano.api import NodeInfo, TaskInfo, TaskStatus
+from py_volcano.errors import ConfigError
 from py_volcano.framework import (
     PredicateStatus,
     Registry,
@@ -21,9 +22,11 @@ from py_volcano.framework import (
     parse_conf,
 )
 from py_volcano.plugins import PLUGINS, predicates
+from py_volcano.plugins.predicates import PredicatesArgs
 from py_volcano.plugins.predicates.node_filters import NODE_AFFINITY
 from py_volcano.plugins.predicates.plugin import NODE_PORTS
 from tests.builders import cluster, node, pod, pod_group
+from tests.unit.arguments import plugin_args
 
 REGISTRY = Registry(plugins={"predicates": PLUGINS["predicates"]}, actions=ACTIONS)
 
@@ -309,6 +312,56 @@ def test_switches_turn_filters_off() -> None:
         arguments={"predicate.NodeAffinityEnable": "false", "predicate.TaintTolerationEnable": "false"},
     )
     assert allowed(ssn, "p") == ["plain", "no-schedule", "no-execute", "prefer"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        pytest.param({}, PredicatesArgs(True, True, True, True), id="defaults-all-on"),
+        pytest.param(
+            {"predicate.NodeAffinityEnable": False, "predicate.PodAffinityEnable": "FALSE"},
+            PredicatesArgs(node_affinity=False, node_ports=True, taint_toleration=True, pod_affinity=False),
+            id="booleans-and-strings",
+        ),
+        pytest.param(
+            {"predicate.NodePortsEnable": " false ", "predicate.TaintTolerationEnable": "True"},
+            PredicatesArgs(node_affinity=True, node_ports=False, taint_toleration=True, pod_affinity=True),
+            id="strings-any-case",
+        ),
+    ],
+)
+def test_switch_arguments_parse(arguments: dict[str, object], expected: PredicatesArgs) -> None:
+    """Each `predicate.XxxEnable` argument is read once at load into the frozen PredicatesArgs."""
+    assert plugin_args("predicates", arguments) == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param(
+            {"predicate.NodeAffinityEnable": "no"},
+            "predicate.NodeAffinityEnable: 'no' is not true or false",
+            id="text",
+        ),
+        pytest.param(
+            {"predicate.NodePortsEnable": 0},
+            "predicate.NodePortsEnable: 0 is not true or false",
+            id="number",
+        ),
+        pytest.param(
+            {"predicate.PodAffinityEnable": None},
+            "predicate.PodAffinityEnable: None is not true or false",
+            id="empty",
+        ),
+    ],
+)
+def test_a_bad_switch_argument_is_a_config_error_naming_plugin_key_and_value(
+    arguments: dict[str, object], message: str
+) -> None:
+    """The configuration does not load; the error names the plugin, the key and the value."""
+    with pytest.raises(ConfigError) as info:
+        plugin_args("predicates", arguments)
+    assert str(info.value) == f"scheduler conf: plugin predicates: argument {message}"
 
 
 # Host ports ---------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""proportion (seed 000): deserved split, real capability, share, overused, allocatable, reclaimable,
-admission with inqueue/elastic, event handlers, the preempt dry-run state and the queue figures."""
+"""proportion (docs/semantics.md, "Proportion"): deserved split, real capability, share, overused,
+allocatable, reclaimable, admission with inqueue/elastic, event handlers, the preempt dry-run state and
+the queue figures."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from py_volcano.actions import ACTIONS
 from py_volcano.api import JobID, QueueID, QueueInfo, QueueState, Resource, TaskInfo, Vote
 from py_volcano.framework import (
     CycleState,
@@ -17,18 +19,14 @@ from py_volcano.framework import (
     open_session,
     parse_conf,
 )
-from py_volcano.plugins import gang, proportion
+from py_volcano.plugins import PLUGINS, proportion
 from py_volcano.plugins.proportion.plugin import STATE_KEY, QueueShares
 from py_volcano.plugins.proportion.queue_attr import QueueAttr, real_capability, split_deserved
 from tests.builders import cluster, node, pod, pod_group, queue
 
 GI = 1024**3
-REGISTRY = Registry(plugins={"gang": gang.new, "proportion": proportion.new}, actions={})
-CONF = parse_conf(
-    'actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n  - name: proportion',
-    actions={"allocate"},
-    plugins=REGISTRY.plugins.keys(),
-)
+REGISTRY = Registry(plugins={name: PLUGINS[name] for name in ("gang", "proportion")}, actions=ACTIONS)
+CONF = parse_conf('actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n  - name: proportion', REGISTRY)
 
 
 def cpu(cores: float, memory_gi: float = 0.0) -> Resource:
@@ -69,8 +67,9 @@ def task_of(ssn: Session, job: str, name: str) -> TaskInfo:
 # Deserved ---------------------------------------------------------------------------------------
 
 
-def test_seed_000_section_15_worked_example_a28_b42_c30() -> None:
-    """Seed 000, 15: 100 CPU; A w2 cap 50 guar 10 req 80, B w3 req 60, C w5 guar 20 req 30 -> 28/42/30."""
+def test_worked_example_three_queues_a28_b42_c30() -> None:
+    """docs/semantics.md, "Worked example: three queues": 100 CPU; A w2 cap 50 guar 10 req 80, B w3 req 60,
+    C w5 guar 20 req 30 -> 28/42/30."""
     total, guarantees = cpu(100), cpu(30)
     a = attr("a", weight=2, request=cpu(80), total=total, total_guarantee=guarantees,
              capability=cpu(50), guarantee=cpu(10))
@@ -82,7 +81,7 @@ def test_seed_000_section_15_worked_example_a28_b42_c30() -> None:
         50000, 70000, 90000)
 
 
-def test_seed_000_worked_example_through_a_session() -> None:
+def test_worked_example_three_queues_through_a_session() -> None:
     """The same example built from manifests: deserved, real capability and the figures at close."""
     objects: list[dict[str, Any]] = [
         node(name="n1", cpu="100", memory="400Gi"),
@@ -211,7 +210,7 @@ def test_share_is_the_largest_allocated_over_deserved_and_drives_queue_order() -
     ],
 )
 def test_overused_when_deserved_le_allocated_in_every_dimension(allocated: Resource, expected: bool) -> None:
-    """BEHAVIOUR.md, Queue accounting: overused as soon as allocated equals deserved."""
+    """docs/semantics.md, "Overused": overused as soon as allocated equals deserved."""
     queue_attr = attr("q", weight=1, request=Resource(), total=Resource())
     queue_attr.deserved, queue_attr.allocated = Resource(4000, 4 * GI), allocated
     assert queue_attr.is_overused() is expected
@@ -331,7 +330,8 @@ def _admission(new_min_cpu: str) -> Session:
 def test_enqueueable_formula_min_plus_allocated_plus_inqueue_minus_elastic(
     new_min_cpu: str, expected: Vote
 ) -> None:
-    """Seed 000, 9.2: allocated 2, inqueue 1 (the Inqueue group), elastic 1 (run holds 2 over its min 1)."""
+    """docs/semantics.md, "Proportion enqueue": allocated 2, inqueue 1 (the Inqueue group), elastic 1 (run
+    holds 2 over its min 1)."""
     ssn = _admission(new_min_cpu)
     state = shares(ssn)
     q = state.attrs[QueueID("q")]

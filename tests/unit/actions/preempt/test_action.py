@@ -6,9 +6,11 @@ import pytest
 
 from py_volcano.actions import preempt
 from py_volcano.api import TaskStatus
-from py_volcano.framework import Arguments, Session
+from py_volcano.errors import ConfigError
+from py_volcano.framework import Session
 from tests.builders import node, pod, pod_group, priority_class
 from tests.unit.actions.sessions import session, task
+from tests.unit.arguments import action_args
 
 CONF = """actions: enqueue, allocate, preempt
 tiers:
@@ -37,27 +39,63 @@ def _state(ssn: Session) -> list[tuple[object, ...]]:
     return [*nodes, *sorted(tasks)]
 
 
-def test_arguments_default_to_volcano_and_a_bad_value_keeps_the_default() -> None:
-    """Seed 004 7.2 defaults; typed getters warn and keep the default."""
-    assert preempt.PreemptArgs.parse(Arguments({})) == preempt.PreemptArgs(False, 10, 1, 100)
-    parsed = preempt.PreemptArgs.parse(
-        Arguments(
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        pytest.param({}, preempt.PreemptArgs(False, 10, 1, 100), id="volcano-defaults"),
+        pytest.param(
             {
                 "enableTopologyAwarePreemption": "true",
                 "minCandidateNodesPercentage": 50,
                 "minCandidateNodesAbsolute": 2,
                 "maxCandidateNodesAbsolute": 7,
-            }
-        )
-    )
-    assert parsed == preempt.PreemptArgs(True, 50, 2, 7)
-    with pytest.warns(UserWarning, match="minCandidateNodesPercentage"):
-        assert (
-            preempt.PreemptArgs.parse(
-                Arguments({"minCandidateNodesPercentage": "many"})
-            ).min_candidate_nodes_percentage
-            == 10
-        )
+            },
+            preempt.PreemptArgs(True, 50, 2, 7),
+            id="all-set",
+        ),
+        pytest.param(
+            {"enableTopologyAwarePreemption": True, "maxCandidateNodesAbsolute": "30"},
+            preempt.PreemptArgs(True, 10, 1, 30),
+            id="bool-and-integer-string",
+        ),
+    ],
+)
+def test_arguments_default_to_volcano(arguments: dict[str, object], expected: preempt.PreemptArgs) -> None:
+    """Volcano's defaults (docs/semantics.md, "Topology-aware preemption"); the `configurations` arguments
+    are parsed once at load."""
+    assert action_args("preempt", arguments) == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param(
+            {"minCandidateNodesPercentage": "many"}, "minCandidateNodesPercentage: 'many' is not an integer", id="text"
+        ),
+        pytest.param(
+            {"minCandidateNodesAbsolute": 1.5},
+            "minCandidateNodesAbsolute: 1.5 is not an integer",
+            id="float",
+        ),
+        pytest.param(
+            {"enableTopologyAwarePreemption": "yes"},
+            "enableTopologyAwarePreemption: 'yes' is not true or false",
+            id="bool",
+        ),
+        pytest.param(
+            {"maxCandidateNodesAbsolute": False},
+            "maxCandidateNodesAbsolute: False is not an integer",
+            id="int-bool",
+        ),
+    ],
+)
+def test_a_bad_argument_is_a_config_error_naming_action_key_and_value(
+    arguments: dict[str, object], message: str
+) -> None:
+    """The configuration does not load; the error names the action, the key and the value."""
+    with pytest.raises(ConfigError) as info:
+        action_args("preempt", arguments)
+    assert str(info.value) == f"scheduler conf: action preempt: argument {message}"
 
 
 def test_a_job_that_cannot_be_pipelined_leaves_the_session_exactly_as_before() -> None:
@@ -73,7 +111,7 @@ def test_a_job_that_cannot_be_pipelined_leaves_the_session_exactly_as_before() -
         *[pod(name=f"high-{i}", group="high", cpu="2") for i in range(2)],
     )
     before = _state(ssn)
-    preempt.new(Arguments({})).execute(ssn)
+    preempt.new(preempt.PreemptArgs()).execute(ssn)
     assert ssn.evictions == [] and ssn.binds == []
     assert _state(ssn) == before
 
@@ -93,7 +131,7 @@ def test_the_higher_priority_starving_job_preempts_first() -> None:
         pod_group(name="high", min_member=1, priority_class="high", phase="Inqueue"),
         pod(name="high-0", group="high"),
     )
-    preempt.new(Arguments({})).execute(ssn)
+    preempt.new(preempt.PreemptArgs()).execute(ssn)
     assert [(t.name, reason) for t, reason in ssn.evictions] == [("low-0", "preempt")]
     assert (task(ssn, "high-0").status, task(ssn, "high-0").node_name) == (TaskStatus.PIPELINED, "n")
     assert task(ssn, "mid-0").status is TaskStatus.PENDING

@@ -1,4 +1,4 @@
-"""Topology-aware preemption: candidate count (seed 004 7.2), candidate choice (5.4), dry run and reprieve."""
+"""Topology-aware preemption (docs/semantics.md): candidate count, candidate choice, dry run and reprieve."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def _candidate(node_name: str, *victims: TaskInfo) -> topology.Candidate:
     ],
 )
 def test_select_candidate_order(candidates: list[topology.Candidate], chosen: str) -> None:
-    """Seed 004 5.4: each step decides only on a tie of the steps before it. Step 3 (fewest victims) never
+    """Candidate choice: each step decides only on a tie of the steps before it. Step 3 (fewest victims) never
     decides alone: the sum adds MaxInt32 + 1 per victim, so fewer victims already win at step 2."""
     best = topology.select_candidate(candidates, DisruptionBudgets())
     assert best is not None and best.node == chosen

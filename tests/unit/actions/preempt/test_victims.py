@@ -1,11 +1,12 @@
-"""Victims on a node (seed 004 4.4): their order, the PDB-aware pick, validation, and eviction by clones."""
+"""Victims on a node (docs/semantics.md, "Victim order"): their order, the PDB-aware pick, validation, and
+eviction by clones."""
 
 from __future__ import annotations
 
 from py_volcano.actions.preempt import victims
 from py_volcano.actions.preempt.disruption import DisruptionBudgets
 from py_volcano.api import QueueInfo, TaskStatus
-from py_volcano.framework import Arguments, Session, Statement
+from py_volcano.framework import NoArgs, PluginEntry, Session, Statement
 from tests.builders import node, pod, pod_group, priority_class, queue
 from tests.unit.actions.sessions import pdb, session, task
 
@@ -49,7 +50,7 @@ class _PreemptorQueueFirst:
 
     name = "own-queue-first"
 
-    def __init__(self, args: Arguments) -> None:
+    def __init__(self, args: NoArgs) -> None:
         self.args = args
 
     def on_session_open(self, ssn: Session) -> None:
@@ -65,7 +66,7 @@ class _PreemptorQueueFirst:
 def test_victim_order_across_queues_follows_the_victim_queue_order_fn() -> None:
     """A plugin's victim queue order (given the preemptor's queue) replaces the reversed queue order."""
     conf = PRIORITY + "  - name: own-queue-first\n"
-    ssn = session(conf, *_cluster(), plugins={"own-queue-first": _PreemptorQueueFirst})
+    ssn = session(conf, *_cluster(), plugins={"own-queue-first": PluginEntry(NoArgs.parse, _PreemptorQueueFirst)})
     candidates = [task(ssn, n) for n in ("a-high-0", "a-low-0", "b-job-0", "a-low-1", "b-job-1")]
     ordered = victims.in_victim_order(ssn, candidates, task(ssn, "preemptor"))
     assert _names(ordered) == ["a-low-1", "a-low-0", "a-high-0", "b-job-1", "b-job-0"]
@@ -101,7 +102,7 @@ def test_pick_without_budgets_takes_victims_in_order() -> None:
 
 
 def test_validate_victims_needs_victims_that_make_room_and_a_pod_slot() -> None:
-    """Seed 004 ValidateVictims, plus the pod slot node fit counts."""
+    """Volcano's ValidateVictims, plus the pod slot node fit counts."""
     ssn = session(
         PRIORITY,
         node(name="n", cpu="2", pods="2"),

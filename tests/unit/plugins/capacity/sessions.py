@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from py_volcano.actions import ACTIONS
 from py_volcano.api import QueueID, Resource, TaskInfo
 from py_volcano.framework import Registry, SchedulerConf, Session, open_session, parse_conf
-from py_volcano.plugins import capacity, gang, priority
+from py_volcano.plugins import PLUGINS
 from py_volcano.plugins.capacity.attrs import QueueAttr, QueueTree
 from py_volcano.plugins.capacity.plugin import CapacityPlugin
 from tests.builders import cluster, pod
 
 GI = 2.0**30
 GPU = "nvidia.com/gpu"
-REGISTRY = Registry(
-    plugins={"priority": priority.new, "gang": gang.new, "capacity": capacity.new}, actions={}
-)
+REGISTRY = Registry(plugins={name: PLUGINS[name] for name in ("priority", "gang", "capacity")}, actions=ACTIONS)
 
 
 def conf(switch: str = "") -> SchedulerConf:
@@ -25,7 +24,7 @@ def conf(switch: str = "") -> SchedulerConf:
         'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n'
         f"- plugins:\n  - name: capacity{line}"
     )
-    return parse_conf(text, actions={"enqueue", "allocate"}, plugins=REGISTRY.plugins.keys())
+    return parse_conf(text, REGISTRY)
 
 
 def open_capacity(*objects: dict[str, Any], switch: str = "") -> Session:

@@ -1,4 +1,5 @@
-"""Flat capacity (seed 001 §3.1): realCapability, deserved bounds, share, usage, allocatable, enqueue."""
+"""Flat capacity (docs/semantics.md, "Flat capacity"): realCapability, deserved bounds, share, usage,
+allocatable, enqueue."""
 
 from __future__ import annotations
 

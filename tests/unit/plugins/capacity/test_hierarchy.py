@@ -1,4 +1,5 @@
-"""Hierarchical capacity (seed 001 §3.2, §7): tree, realCapability per level, roll-up, cut-off queues."""
+"""Hierarchical capacity (docs/semantics.md, "Hierarchical capacity" and "Example queue tree"): tree,
+realCapability per level, roll-up, cut-off queues."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from py_volcano.api import JobID, QueueID, Vote
 from py_volcano.framework import Statement, close_session
 from tests.builders import node, pod, pod_group, queue
-from tests.unit.plugins.capacity.seed_tree import seed_tree
+from tests.unit.plugins.capacity.example_tree import example_tree
 from tests.unit.plugins.capacity.sessions import (
     attr_of,
     dims,
@@ -40,7 +41,7 @@ def running(queue_name: str, cpu: int) -> list[dict[str, Any]]:
             {},
             {"root": (100, 400), "team-a": (70, 300), "team-b": (50, 200), "training": (50, 200),
              "inference": (30, 120), "batch": (40, 160), "interactive": (20, 80)},
-            id="seed 001 §7.1 as written: every level ends at its capability",
+            id="the example tree as written: every level ends at its capability",
         ),
         pytest.param(
             {"training": {"capability": None}},
@@ -54,28 +55,28 @@ def running(queue_name: str, cpu: int) -> list[dict[str, Any]]:
         ),
     ],
 )
-def test_seed_001_section_7_real_capability_per_level(
+def test_example_tree_real_capability_per_level(
     overrides: dict[str, dict[str, Any]], expected: dict[str, tuple[int, int]]
 ) -> None:
     """realCapability = min(capability, parent's realCapability - children's guarantees + own guarantee)."""
-    ssn = open_hierarchy(*seed_tree(**overrides))
+    ssn = open_hierarchy(*example_tree(**overrides))
     for name, (cpu, memory) in expected.items():
         assert dims(attr_of(ssn, name).real_capability) == (cpu, memory, 0), name
 
 
-def test_seed_001_section_7_root_takes_the_children_sums() -> None:
+def test_example_tree_root_takes_the_children_sums() -> None:
     """The root's deserved and guarantee are its children's sums: 100/400Gi and 40/160Gi."""
-    ssn = open_hierarchy(*seed_tree())
+    ssn = open_hierarchy(*example_tree())
     root = attr_of(ssn, "root")
     assert (dims(root.deserved), dims(root.guarantee)) == ((100, 400, 0), (40, 160, 0))
     assert attr_of(ssn, "training").ancestors == (QueueID("root"), QueueID("team-a"))
     assert attr_of(ssn, "team-a").children == [QueueID("training"), QueueID("inference")]
 
 
-def test_seed_001_section_7_2_allocation_propagates_to_every_ancestor() -> None:
+def test_example_tree_allocation_propagates_to_every_ancestor() -> None:
     """training 30 -> 40 CPU: training share 1.0, team-a 55/60 = 0.917, root 85/100 = 0.85."""
     ssn = open_hierarchy(
-        *seed_tree(), *running("training", 30), *running("inference", 15), *running("batch", 30),
+        *example_tree(), *running("training", 30), *running("inference", 15), *running("batch", 30),
         pod_group(name="more", queue="training", phase="Inqueue"),
         pod(name="more-0", group="more", cpu="10"),
     )
@@ -91,7 +92,7 @@ def test_seed_001_section_7_2_allocation_propagates_to_every_ancestor() -> None:
 def test_allocatable_and_enqueueable_are_checked_at_every_level() -> None:
     """training fits its own 50 CPU, but team-a (real 70) already holds 35 + 30: a 10-CPU pod is refused."""
     ssn = open_hierarchy(
-        *seed_tree(), *running("training", 35), *running("inference", 30),
+        *example_tree(), *running("training", 35), *running("inference", 30),
         pod_group(name="more", queue="training", phase="Inqueue"),
         pod(name="more-0", group="more", cpu="10"),
         pod(name="more-1", group="more", cpu="5"),
@@ -109,7 +110,7 @@ def test_allocatable_and_enqueueable_are_checked_at_every_level() -> None:
 def test_enqueued_job_counts_as_inqueue_in_every_ancestor() -> None:
     """An admitted 10-CPU job adds 10 CPU inqueue to batch, team-b and root."""
     ssn = open_hierarchy(
-        *seed_tree(),
+        *example_tree(),
         pod_group(name="gang", queue="batch", min_resources={"cpu": "10"}),
         pod(name="gang-0", group="gang", cpu="10"),
     )
@@ -187,7 +188,7 @@ def test_cycle_and_missing_parent_are_warned_and_their_jobs_wait() -> None:
 def test_job_in_an_inner_queue_is_warned_waits_and_still_counts_as_usage() -> None:
     """A job in team-a (which has children) waits; its running pod still counts for team-a and root."""
     ssn = open_hierarchy(
-        *seed_tree(), *running("team-a", 4),
+        *example_tree(), *running("team-a", 4),
         pod_group(name="leaf", queue="training", phase="Inqueue"),
         pod(name="leaf-0", group="leaf"),
     )
@@ -205,11 +206,12 @@ def test_job_in_an_inner_queue_is_warned_waits_and_still_counts_as_usage() -> No
 
 def test_inconsistent_children_are_warned_and_scheduling_goes_on() -> None:
     """team-a: guarantee 15 < children's 20, deserved 50 < children's 60; training's capability above."""
-    ssn = open_hierarchy(*seed_tree(**{
+    overrides: dict[str, Any] = {
         "team-a": {"guarantee": {"resource": {"cpu": "15", "memory": "80Gi"}},
                    "deserved": {"cpu": "50", "memory": "240Gi"}},
         "training": {"capability": {"cpu": "80", "memory": "200Gi"}},
-    }))
+    }
+    ssn = open_hierarchy(*example_tree(**overrides))
     assert ssn.warnings == [
         "Queue training: field spec.capability: above parent queue team-a's capability on cpu; "
         "the parent's capability limits it",
@@ -232,14 +234,14 @@ def test_inconsistent_children_are_warned_and_scheduling_goes_on() -> None:
 )
 def test_hierarchy_switch(switch: str, hierarchical: bool) -> None:
     """Only a written `true` turns the tree on."""
-    ssn = open_capacity(*seed_tree(), switch=switch)
+    ssn = open_capacity(*example_tree(), switch=switch)
     assert tree_of(ssn).hierarchical is hierarchical
     assert (QueueID("team-a") in attr_of(ssn, "training").ancestors) is hierarchical
 
 
 def test_figures_cover_every_queue_inner_ones_included() -> None:
     """At close every queue reports deserved, allocated, realCapability, guarantee, share and parent."""
-    ssn = open_hierarchy(*seed_tree(), *running("training", 30), *running("batch", 20))
+    ssn = open_hierarchy(*example_tree(), *running("training", 30), *running("batch", 20))
     result = close_session(ssn)
     assert sorted(result.queues) == sorted(
         ["root", "team-a", "team-b", "training", "inference", "batch", "interactive", "default"]

@@ -1,4 +1,5 @@
-"""Queue orderings (seed 001 §4, §7.3, §9): share, best-effort last, common ancestor, victim queues."""
+"""Queue orderings (docs/semantics.md, "Capacity queue order", "Victim queue order by common ancestor"): share,
+best-effort last, common ancestor, victim queues."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from py_volcano.api import QueueID, QueueInfo
 from py_volcano.plugins.capacity.attrs import QueueAttr
 from py_volcano.plugins.capacity.order import compare_share_with_deserved, queue_level
 from tests.builders import node, pod, pod_group, queue
-from tests.unit.plugins.capacity.seed_tree import seed_tree
+from tests.unit.plugins.capacity.example_tree import example_tree
 from tests.unit.plugins.capacity.sessions import attr_of, open_capacity, open_hierarchy, plugin_of, res
 
 
@@ -32,7 +33,7 @@ def attr(share: float, *, deserved: bool) -> QueueAttr:
     ],
 )
 def test_compare_share_with_deserved(left: QueueAttr, right: QueueAttr, expected: int) -> None:
-    """§4.2 and Q1: lower share first; best-effort queues (share 1) lose ties."""
+    """Lower share first; best-effort queues (share 1) lose ties."""
     assert compare_share_with_deserved(left, right) == expected
 
 
@@ -57,7 +58,7 @@ def test_flat_order_puts_best_effort_queue_last_and_priority_first() -> None:
     assert ssn.queue_order_fn(team, best_effort)
 
 
-def seed_7_3() -> list[dict[str, Any]]:
+def tree_in_use() -> list[dict[str, Any]]:
     """training 40, inference 15 (team-a 55/60); batch 25, interactive 5 (team-b 30/40)."""
     pods = []
     for name, cpu in (("training", 40), ("inference", 15), ("batch", 25), ("interactive", 5)):
@@ -65,7 +66,7 @@ def seed_7_3() -> list[dict[str, Any]]:
             pod_group(name=f"{name}-run", queue=name, phase="Running"),
             pod(name=f"{name}-run-0", group=f"{name}-run", node_name="n1", cpu=str(cpu)),
         ]
-    return [*seed_tree(), *pods]
+    return [*example_tree(), *pods]
 
 
 def by_name(ssn: Any, name: str) -> QueueInfo:
@@ -73,9 +74,9 @@ def by_name(ssn: Any, name: str) -> QueueInfo:
     return found
 
 
-def test_seed_001_section_7_3_batch_goes_before_training() -> None:
+def test_example_tree_batch_goes_before_training() -> None:
     """Common ancestor root: compare team-a (0.917) with team-b (0.75), so batch comes first."""
-    ssn = open_hierarchy(*seed_7_3())
+    ssn = open_hierarchy(*tree_in_use())
     assert attr_of(ssn, "team-a").share == pytest.approx(55 / 60)
     assert attr_of(ssn, "team-b").share == pytest.approx(0.75)
     assert attr_of(ssn, "training").share == 1.0
@@ -86,7 +87,7 @@ def test_seed_001_section_7_3_batch_goes_before_training() -> None:
 
 def test_hierarchical_order_siblings_compare_themselves_and_leaves_precede_inner_queues() -> None:
     """Under team-a inference (0.75) before training (1.0); leaves before team-a; team-b before team-a."""
-    ssn = open_hierarchy(*seed_7_3())
+    ssn = open_hierarchy(*tree_in_use())
     order = plugin_of(ssn).queue_order
     assert order(by_name(ssn, "inference"), by_name(ssn, "training")) == -1
     assert order(by_name(ssn, "training"), by_name(ssn, "team-a")) == -1
@@ -102,16 +103,16 @@ def test_hierarchical_order_flips_where_flat_order_would_not() -> None:
             pod_group(name=f"{name}-run", queue=name, phase="Running"),
             pod(name=f"{name}-run-0", group=f"{name}-run", node_name="n1", cpu=str(cpu)),
         ]
-    hierarchical = open_hierarchy(*seed_tree(), *pods)
-    flat = open_capacity(*seed_tree(), *pods)
+    hierarchical = open_hierarchy(*example_tree(), *pods)
+    flat = open_capacity(*example_tree(), *pods)
     training, batch = by_name(hierarchical, "training"), by_name(hierarchical, "batch")
     assert plugin_of(hierarchical).queue_order(training, batch) == 1
     assert plugin_of(flat).queue_order(by_name(flat, "training"), by_name(flat, "batch")) == -1
 
 
 def test_queue_level_and_victim_queue_order_take_siblings_first() -> None:
-    """§9: for a preemptor in training, inference (level 1) gives victims before batch (level 0)."""
-    ssn = open_hierarchy(*seed_7_3())
+    """For a preemptor in training, inference (level 1) gives victims before batch (level 0)."""
+    ssn = open_hierarchy(*tree_in_use())
     training, inference, batch = (attr_of(ssn, name) for name in ("training", "inference", "batch"))
     assert (queue_level(training, inference), queue_level(training, batch)) == (1, 0)
     victim_order = plugin_of(ssn).victim_queue_order

@@ -1,4 +1,5 @@
-"""preemptive (seed 001 §5.2, any dimension) and reclaimable (§5.1, the three checks)."""
+"""preemptive (any dimension) and reclaimable (the three checks): docs/semantics.md, "Capacity preemptive" and
+"Capacity reclaimable"."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def preemptive_session(**hungry: Any) -> Session:
     ],
 )
 def test_preemptive_any_dimension_within_deserved(spec: dict[str, Any], task: str, expected: bool) -> None:
-    """§5.2: futureUsed = allocated + request must fit realCapability and be <= deserved in some dimension."""
+    """futureUsed = allocated + request must fit realCapability and be <= deserved in some dimension."""
     ssn = preemptive_session(**spec)
     assert plugin_of(ssn).preemptive(ssn.queues[QueueID("mixed")], task_of(ssn, task)) is expected
 

@@ -1,4 +1,4 @@
-"""The preempt dry run (seed 001 §5.5-5.7, §6): a per-preemptor copy that simulate functions change."""
+"""The preempt dry run (docs/semantics.md, "Capacity dry run"): a per-preemptor copy that simulate functions change."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ from py_volcano.api import QueueID
 from py_volcano.framework import CycleState, Session, Statement
 from py_volcano.plugins.capacity.state import STATE_KEY, CapacityState
 from tests.builders import pod, pod_group
-from tests.unit.plugins.capacity.seed_tree import seed_tree
+from tests.unit.plugins.capacity.example_tree import example_tree
 from tests.unit.plugins.capacity.sessions import attr_of, dims, open_hierarchy, plugin_of, task_of
 
 
 def session() -> Session:
     """inference runs 30 of its real 30 CPU; a pending 10-CPU pod waits in it; a 5-CPU pod in batch."""
     return open_hierarchy(
-        *seed_tree(),
+        *example_tree(),
         pod_group(name="run", queue="inference", phase="Running", min_member=3),
         *[pod(name=f"run-{i}", group="run", node_name="n1", cpu="10") for i in range(3)],
         pod_group(name="new", queue="inference", phase="Inqueue"),

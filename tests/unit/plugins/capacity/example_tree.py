@@ -1,7 +1,8 @@
-"""The queue tree of seed 001 §7.1 as manifests: 100 CPU / 400Gi, root > team-a, team-b > four leaves."""
+"""The example queue tree of docs/semantics.md as manifests: 100 CPU / 400Gi, root > team-a, team-b > four leaves."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tests.builders import node, queue
@@ -16,8 +17,8 @@ def _queue(name: str, parent: str, deserved: tuple[int, int], capability: tuple[
                  guarantee={"resource": quantities(guarantee)}, **extra)
 
 
-def seed_tree(**overrides: dict[str, Any]) -> list[dict[str, Any]]:
-    """The node, the root and the six queues of §7.1; `overrides[name]` replaces spec fields of one queue."""
+def example_tree(**overrides: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The node, the root and the six queues; `overrides[name]` replaces spec fields of one queue."""
     queues = [
         queue(name="root", deserved={"cpu": "100", "memory": "400Gi"},
               capability={"cpu": "100", "memory": "400Gi"}),
