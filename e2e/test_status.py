@@ -13,6 +13,7 @@ import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +21,24 @@ import pytest
 import structlog
 import yaml
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
-from py_volcano.api import ClusterInfo, TaskInfo, parse_node, parse_pod, parse_pod_group, parse_queue
+from py_volcano.api import (
+    GANG_READY,
+    ClusterInfo,
+    CycleResult,
+    JobID,
+    QueueID,
+    TaskInfo,
+    parse_node,
+    parse_pod,
+    parse_pod_group,
+    parse_queue,
+)
 from py_volcano.cache.client import ApiClient, Credentials
 from py_volcano.cache.status import StatusWriter
-from py_volcano.cache.status_diff import GANG_READY, POD_GROUP_READY
-from py_volcano.framework import CycleResult, run_cycle
+from py_volcano.cache.status_diff import POD_GROUP_READY
+from py_volcano.framework import run_cycle
 from py_volcano.registry import default_registry, load_conf
 
 CRDS = Path(__file__).resolve().parent.parent / "crds"
@@ -91,7 +103,7 @@ def crds(kube: Any) -> None:
             if exc.status != 409:
                 raise
     for name in names:
-        wait_for(f"CRD {name} established", lambda name=name: _established(api, name))
+        wait_for(f"CRD {name} established", partial(_established, api, name))
 
 
 def _established(api: client.ApiextensionsV1Api, name: str) -> bool:
@@ -111,7 +123,7 @@ def wait_for(what: str, fn: Callable[[], Any], timeout: float = 30.0) -> Any:
 
 @pytest.fixture
 def namespace(kube: Any) -> Iterator[str]:
-    core = client.CoreV1Api(kube)
+    core: Any = client.CoreV1Api(kube)
     name = f"status-{secrets.token_hex(3)}"
     core.create_namespace({"metadata": {"name": name}})
     wait_for(
@@ -159,8 +171,9 @@ class Cluster:
 
     def __init__(self, kube: Any, namespace: str, queue: str) -> None:
         self.kube, self.namespace, self.queue = kube, namespace, queue
-        self.core = client.CoreV1Api(kube)
-        self.custom = client.CustomObjectsApi(kube)
+        # Plain dicts in and out, as the scheduler speaks to the API; the client's typed models stay out.
+        self.core: Any = client.CoreV1Api(kube)
+        self.custom: Any = client.CustomObjectsApi(kube)
         self.nodes: list[dict[str, Any]] = []
 
     def node(self, name: str, cpu: str, *, taint: dict[str, str] | None = None) -> None:
@@ -224,29 +237,28 @@ class Cluster:
             priority_classes={},
         )
         # The snapshot adds a `default` queue; another test may own a real one: leave it alone.
-        cluster.queues.pop("default", None)
+        cluster.queues.pop(QueueID("default"), None)
         return cluster
 
-    def cycle(self) -> tuple[CycleResult, ClusterInfo]:
-        cluster = self.snapshot()
-        return run_cycle(cluster, load_conf(None), default_registry()), cluster
+    def cycle(self) -> CycleResult:
+        return run_cycle(self.snapshot(), load_conf(None), default_registry())
 
     # Reading back ------------------------------------------------------------------------------
 
     def group_status(self, name: str) -> dict[str, Any]:
-        return self.custom.get_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, "podgroups", name
-        ).get("status", {})
+        group = self.custom.get_namespaced_custom_object(GROUP, VERSION, self.namespace, "podgroups", name)
+        return dict(group.get("status", {}))
 
     def queue_status(self) -> dict[str, Any]:
-        return self.custom.get_cluster_custom_object(GROUP, VERSION, "queues", self.queue).get("status", {})
+        return dict(self.custom.get_cluster_custom_object(GROUP, VERSION, "queues", self.queue).get("status", {}))
 
     def conditions(self, pod: str) -> dict[str, dict[str, Any]]:
         raw = json.loads(self.core.read_namespaced_pod(pod, self.namespace, _preload_content=False).data)
         return {c["type"]: c for c in raw.get("status", {}).get("conditions", [])}
 
     def events(self) -> list[dict[str, Any]]:
-        answer = client.EventsV1Api(self.kube).list_namespaced_event(self.namespace, _preload_content=False)
+        events: Any = client.EventsV1Api(self.kube)
+        answer = events.list_namespaced_event(self.namespace, _preload_content=False)
         return sorted(json.loads(answer.data)["items"], key=lambda e: e["metadata"]["name"])
 
     def versions(self) -> dict[str, str]:
@@ -312,13 +324,13 @@ def test_unschedulable_gang_writes_status_condition_and_events_once(
     cluster.core.patch_namespaced_pod_status(
         "gang-0", ns, {"status": {"conditions": [{"type": "example.com/Gate", "status": "True"}]}}
     )
-    result, snapshot = cluster.cycle()
-    assert result.pod_groups[f"{ns}/gang"].unschedulable == GANG_MESSAGE
+    result = cluster.cycle()
+    assert result.pod_groups[JobID(f"{ns}/gang")].unschedulable == GANG_MESSAGE
     own = {key: message for key, message in result.unschedulable.items()}
     assert set(own) == {f"{ns}/gang-2", f"{ns}/solo"}
 
     async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
-        writer.submit(result, snapshot)
+        writer.submit(result)
         await writer.flush()
         sent = summary(api.take())
         assert sent == sorted(
@@ -327,11 +339,10 @@ def test_unschedulable_gang_writes_status_condition_and_events_once(
             + [("POST", f"namespaces/{ns}/events", 201)] * 5
         )
         versions = cluster.versions()
-        writer.submit(result, snapshot)
+        writer.submit(result)
         await writer.flush()
         assert api.take() == [], "an identical submit writes nothing"
-        again, fresh = cluster.cycle()
-        writer.submit(again, fresh)
+        writer.submit(cluster.cycle())
         await writer.flush()
         assert api.take() == [], "the next cycle over the written objects writes nothing"
         assert cluster.versions() == versions
@@ -402,15 +413,15 @@ def test_a_new_message_rewrites_conditions_but_not_their_transition_time(
     gang_message = f"1/3 tasks unschedulable: {TAINTED_MESSAGE}"
 
     async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
-        writer.submit(*cluster.cycle())
+        writer.submit(cluster.cycle())
         await writer.flush()
         api.take()
         clock.now += 60
         for name, cpu in (("n1", "3"), ("n2", "3"), ("n3", "1")):
             cluster.node(name, cpu, taint={"key": "dedicated", "value": "gpu", "effect": "NoSchedule"})
-        result, snapshot = cluster.cycle()
+        result = cluster.cycle()
         assert set(result.unschedulable) == {f"{ns}/gang-0", f"{ns}/solo"}
-        writer.submit(result, snapshot)
+        writer.submit(result)
         await writer.flush()
         assert summary(api.take()) == sorted(
             [("PATCH", "podgroups/gang/status", 200)]
@@ -441,19 +452,19 @@ def test_placed_gang_is_scheduled_then_running(control_plane: Any, cluster: Clus
     clock = Clock()
 
     async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
-        writer.submit(*cluster.cycle())
+        writer.submit(cluster.cycle())
         await writer.flush()
         assert cluster.group_status("pair")["conditions"][0]["status"] == "True"
         await writer.flush()
         clock.now += 30
         cluster.node("n1", "4")
-        result, snapshot = cluster.cycle()
+        result = cluster.cycle()
         assert sorted((task.key, node) for task, node in result.binds) == [
             (f"{ns}/pair-0", "n1"),
             (f"{ns}/pair-1", "n1"),
         ]
         api.take()
-        writer.submit(result, snapshot)
+        writer.submit(result)
         await writer.flush()
         patches = [body for method, path, _, body in api.take() if path.endswith("podgroups/pair/status")]
         assert patches == [
@@ -487,7 +498,7 @@ def test_placed_gang_is_scheduled_then_running(control_plane: Any, cluster: Clus
             writer.record_bind(task, node)
         await writer.flush()
         assert summary(api.take()) == [("POST", f"namespaces/{ns}/events", 201)] * 2
-        writer.submit(*cluster.cycle())
+        writer.submit(cluster.cycle())
         await writer.flush()
         patches = sorted(
             (path.split("/")[-2], body) for method, path, _, body in api.take() if method == "PATCH"
@@ -541,7 +552,7 @@ def test_gone_and_replaced_objects_are_not_errors(control_plane: Any, cluster: C
     """A 404 is the object gone; a replaced pod (new uid) answers 422 and is logged with its name."""
     gang_cluster(cluster)
     ns = cluster.namespace
-    result, snapshot = cluster.cycle()
+    result = cluster.cycle()
     cluster.custom.delete_namespaced_custom_object(GROUP, VERSION, ns, "podgroups", "gang")
     cluster.core.delete_namespaced_pod("solo", ns, grace_period_seconds=0)
     wait_for("pod solo gone", lambda: not _exists(lambda: cluster.core.read_namespaced_pod("solo", ns)))
@@ -549,7 +560,7 @@ def test_gone_and_replaced_objects_are_not_errors(control_plane: Any, cluster: C
 
     async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
         with structlog.testing.capture_logs() as logs:
-            writer.submit(result, snapshot)
+            writer.submit(result)
             await writer.flush()
         answers = {path.split("/")[-2]: status for method, path, status, _ in api.take() if method == "PATCH"}
         assert answers["gang"] == 404
@@ -559,7 +570,7 @@ def test_gone_and_replaced_objects_are_not_errors(control_plane: Any, cluster: C
             ("Pod", f"{ns}/solo", 422, "warning")
         ]
         assert "immutable" in rejected[0]["reason"]
-        writer.submit(result, snapshot)
+        writer.submit(result)
         await writer.flush()
         assert api.take() == [], "neither is retried while nothing changes"
 
@@ -570,7 +581,7 @@ def test_gone_and_replaced_objects_are_not_errors(control_plane: Any, cluster: C
 def test_failed_writes_are_written_again_by_the_next_submit(cluster: Cluster, control_plane: Any) -> None:
     """No answer at all (nothing listens on the port): logged, never raised, and queued again next cycle."""
     gang_cluster(cluster)
-    result, snapshot = cluster.cycle()
+    result = cluster.cycle()
     import socket
 
     with socket.socket() as sock:
@@ -582,13 +593,13 @@ def test_failed_writes_are_written_again_by_the_next_submit(cluster: Cluster, co
         try:
             writer = StatusWriter(api, scheduler_name="py-volcano")
             with structlog.testing.capture_logs() as logs:
-                writer.submit(result, snapshot)
+                writer.submit(result)
                 await writer.flush()
             first = summary(api.take())
             assert {status for _, _, status in first} == {None}
             assert sum(1 for e in logs if e["event"] == "status_write_failed") == 6  # group, queue, four pods
             assert sum(1 for e in logs if e["event"] == "event_failed") == 1, "pod events follow their patch"
-            writer.submit(result, snapshot)
+            writer.submit(result)
             await writer.flush()
             again = summary(api.take())
             assert again == first, (
@@ -608,8 +619,8 @@ def test_a_later_submit_supersedes_a_queued_write(control_plane: Any, cluster: C
     second = cluster.cycle()
 
     async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
-        writer.submit(*first)
-        writer.submit(*second)
+        writer.submit(first)
+        writer.submit(second)
         await writer.flush()
         patched = sorted(path.split("/")[-2] for method, path, _, _ in api.take() if method == "PATCH")
         assert patched == sorted(["gang", cluster.queue, "gang-0", "gang-1", "gang-2", "solo"])
@@ -626,12 +637,12 @@ def test_writes_in_flight_are_bounded(control_plane: Any, cluster: Cluster) -> N
     cluster.node("n1", "4")
     for i in range(12):
         cluster.pod(f"lone-{i}", node_selector={"disk": "ssd"})
-    result, snapshot = cluster.cycle()
+    result = cluster.cycle()
     assert len(result.unschedulable) == 12
 
     async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
         running = asyncio.create_task(writer.run())
-        writer.submit(result, snapshot)
+        writer.submit(result)
         await asyncio.sleep(0)
         await writer.flush()
         running.cancel()
@@ -654,14 +665,14 @@ def test_a_pod_placed_before_its_condition_is_sent_is_not_marked_unschedulable(
     cluster.pod("pair-0", group="pair")
     cluster.pod("pair-1", group="pair")
     unschedulable = cluster.cycle()
-    assert unschedulable[0].unschedulable
+    assert unschedulable.unschedulable
     cluster.node("n1", "4")
-    placed, snapshot = cluster.cycle()
+    placed = cluster.cycle()
     assert len(placed.binds) == 2
 
     async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
-        writer.submit(*unschedulable)
-        writer.submit(placed, snapshot)
+        writer.submit(unschedulable)
+        writer.submit(placed)
         for task, node in placed.binds:
             cluster.core.create_namespaced_binding(
                 ns,

@@ -1,4 +1,4 @@
-"""Data the scheduler reasons about: resources, tasks, jobs, nodes, queues, snapshots, manifests."""
+"""Data the scheduler reasons about: resources, tasks, jobs, nodes, queues, snapshots, manifests, cycle results."""
 
 from py_volcano.api.cluster_info import ClusterInfo, shadow_group_name
 from py_volcano.api.job_info import FitErrors, JobInfo, PodGroupSpec, TaskInfo, Toleration
@@ -20,6 +20,20 @@ from py_volcano.api.node_arrays import FloatArray, MaskArray, NodeArrays
 from py_volcano.api.node_info import NodeInfo, NodeSpec, Taint
 from py_volcano.api.queue_info import DEFAULT_QUEUE, ROOT_QUEUE, QueueInfo
 from py_volcano.api.resource_info import CPU, INFINITY, MEMORY, MIN_RESOURCE, PODS, ZERO, DimensionDefault, Resource
+from py_volcano.api.results import (
+    GANG_READY,
+    NOT_ENOUGH_PODS,
+    NOT_ENOUGH_RESOURCES,
+    POD_UNSCHEDULABLE,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    ConditionUpdate,
+    CycleResult,
+    PodGroupStatus,
+    PodWait,
+    QueueFigures,
+    QueueStatus,
+)
 from py_volcano.api.selectors import (
     NAMESPACE_NAME_LABEL,
     PodAffinityTerm,
@@ -43,17 +57,25 @@ from py_volcano.api.types import (
 __all__ = [
     "CPU",
     "DEFAULT_QUEUE",
+    "GANG_READY",
     "GROUP_NAME_ANNOTATION",
     "INFINITY",
     "MEMORY",
     "MIN_RESOURCE",
     "NAMESPACE_NAME_LABEL",
+    "NOT_ENOUGH_PODS",
+    "NOT_ENOUGH_RESOURCES",
     "PODS",
+    "POD_UNSCHEDULABLE",
     "PREEMPTABLE_KEY",
     "QUEUE_NAME_ANNOTATION",
     "ROOT_QUEUE",
+    "SCHEDULED",
+    "UNSCHEDULABLE",
     "ZERO",
     "ClusterInfo",
+    "ConditionUpdate",
+    "CycleResult",
     "DimensionDefault",
     "FitErrors",
     "FloatArray",
@@ -68,10 +90,14 @@ __all__ = [
     "PodAffinityTerm",
     "PodGroupPhase",
     "PodGroupSpec",
+    "PodGroupStatus",
+    "PodWait",
     "PriorityClassSpec",
+    "QueueFigures",
     "QueueID",
     "QueueInfo",
     "QueueState",
+    "QueueStatus",
     "Resource",
     "Taint",
     "TaskID",

@@ -1,8 +1,9 @@
-"""NodeInfo: a node's static spec and its Idle/Used/Releasing/Pipelined bookkeeping (seed 002).
+"""NodeInfo: a node's static spec and its Idle/Used/Releasing/Pipelined bookkeeping.
 
-Identities: Idle + Used = Allocatable; FutureIdle = Idle + Releasing - Pipelined. The pod count is
-tracked beside the resources (`used_pods`, `releasing_pods`, `pipelined_pods`) against
-`allocatable.max_task_num`. When a `NodeArrays` is attached, every change is written through to its row.
+Identities (docs/semantics.md, "Node accounting"): Idle + Used = Allocatable; FutureIdle = Idle +
+Releasing - Pipelined. The pod count is tracked beside the resources (`used_pods`, `releasing_pods`,
+`pipelined_pods`) against `allocatable.max_task_num`. When a `NodeArrays` is attached, every change is
+written through to its row.
 """
 
 from __future__ import annotations

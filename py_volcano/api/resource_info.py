@@ -1,8 +1,9 @@
-"""The multi-dimensional Resource of seed 002: milli-CPU, memory bytes and scalar resources.
+"""The multi-dimensional Resource: milli-CPU, memory bytes and scalar resources.
 
-Scalar resources (`nvidia.com/gpu`, hugepages, ...) are held in milli units, as Volcano does, so
-`nvidia.com/gpu: 1` is 1000. The pod count of a node is not a dimension here: it is `max_task_num`,
-checked by node fit (see `NodeInfo`). Every comparison tolerates `MIN_RESOURCE` (0.1).
+The model and its comparisons: docs/semantics.md, "Resources". Scalar resources (`nvidia.com/gpu`,
+hugepages, ...) are held in milli units, as Volcano does, so `nvidia.com/gpu: 1` is 1000. The pod count
+of a node is not a dimension here: it is `max_task_num`, checked by node fit (see `NodeInfo`). Every
+comparison tolerates `MIN_RESOURCE` (0.1).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Statuses, votes, phases and typed ids shared by every layer (seed 002, task statuses)."""
+"""Statuses, votes, phases and typed ids shared by every layer (docs/semantics.md, "Task statuses")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """StatusWriter: tell the cluster what a cycle decided (PodGroup and Queue status, pod conditions, events).
 
-The scheduling loop calls `submit` once per cycle; it diffs the cycle against what was last written
-(`status_diff`), queues only the changes, and returns. `run` drains the queue in the background with
+The scheduling loop calls `submit` once per cycle with the cycle's result, which carries every status,
+condition and reason to write (the framework decides them); the writer diffs it against what it last
+wrote (`status_diff`), queues only the changes, and returns. `run` drains the queue in the background with
 bounded concurrency; a later submit supersedes a queued, unsent write of the same object. Status
 writes are merge patches on status subresources; pod conditions are strategic merge patches of
 `PodScheduled`, so the pod's other conditions stay; events are events.k8s.io/v1 and best effort. A
@@ -18,23 +19,13 @@ import asyncio
 import socket
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from py_volcano.api import (
-    ClusterInfo,
-    JobID,
-    JobInfo,
-    PodGroupPhase,
-    QueueID,
-    Resource,
-    TaskID,
-    TaskInfo,
-    TaskStatus,
-)
+from py_volcano.api import SCHEDULED, UNSCHEDULABLE, CycleResult, JobID, PodGroupStatus, PodWait, TaskID, TaskInfo
 from py_volcano.cache import status_diff
 from py_volcano.cache.client import status_message
 from py_volcano.errors import ApiError
@@ -42,7 +33,7 @@ from py_volcano.errors import ApiError
 if TYPE_CHECKING:
     from py_volcano.cache.client import ApiClient
 
-__all__ = ["CycleOutcome", "GroupOutcome", "QueueOutcome", "StatusWriter"]
+__all__ = ["StatusWriter"]
 
 log = structlog.get_logger(__name__)
 
@@ -50,57 +41,8 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 _GROUP, _VERSION = "scheduling.volcano.sh", "v1beta1"
 _GROUPS = f"/apis/{_GROUP}/{_VERSION}"
-_PHASES = (
-    PodGroupPhase.PENDING,
-    PodGroupPhase.INQUEUE,
-    PodGroupPhase.RUNNING,
-    PodGroupPhase.UNKNOWN,
-    PodGroupPhase.COMPLETED,
-)
-_PHASE_INDEX = {phase: i for i, phase in enumerate(_PHASES)}
 #: Answers that retrying the same write cannot change.
 _REJECTED = frozenset({409, 422})
-
-
-class GroupOutcome(Protocol):
-    """What the writer reads of a cycle's PodGroup status (framework `PodGroupStatus`)."""
-
-    @property
-    def phase(self) -> PodGroupPhase: ...
-    @property
-    def running(self) -> int: ...
-    @property
-    def succeeded(self) -> int: ...
-    @property
-    def failed(self) -> int: ...
-    @property
-    def unschedulable(self) -> str: ...
-    @property
-    def queue(self) -> str: ...
-    @property
-    def shadow(self) -> bool: ...
-
-
-class QueueOutcome(Protocol):
-    """What the writer reads of a cycle's queue figures (framework `QueueFigures`)."""
-
-    @property
-    def allocated(self) -> Resource: ...
-
-
-class CycleOutcome(Protocol):
-    """What the writer reads of a cycle (framework `CycleResult`; the cache may not import the framework)."""
-
-    @property
-    def binds(self) -> Sequence[tuple[TaskInfo, str]]: ...
-    @property
-    def pipelined(self) -> Mapping[str, str]: ...
-    @property
-    def pod_groups(self) -> Mapping[JobID, GroupOutcome]: ...
-    @property
-    def queues(self) -> Mapping[str, QueueOutcome]: ...
-    @property
-    def unschedulable(self) -> Mapping[str, str]: ...
 
 
 @dataclass(slots=True)
@@ -125,12 +67,12 @@ class _GroupRecord:
 
 @dataclass(slots=True, frozen=True)
 class _PodRecord:
-    """The PodScheduled message queued for a pod, since when it is False; queued as is, patched when sent."""
+    """The PodScheduled=False queued for a pod, since when it is False; queued as is, patched when sent."""
 
     uid: TaskID
     namespace: str
     name: str
-    job: JobID | None
+    reason: str
     message: str
     since: str
 
@@ -148,17 +90,6 @@ class _Event:
 
 
 _Queued = _StatusPatch | _PodRecord | _Event
-
-
-def _gang_ready(job: JobInfo) -> bool:
-    """Volcano's gang check at session close: ready tasks (incl. this cycle's) reach every minimum."""
-    return job.check_task_ready() and job.is_ready()
-
-
-def _unschedulable_reason(job: JobInfo) -> str:
-    if not job.check_task_valid() or job.valid_task_num() < job.min_available:
-        return status_diff.NOT_ENOUGH_PODS
-    return status_diff.NOT_ENOUGH_RESOURCES
 
 
 def _compose(first: dict[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
@@ -212,9 +143,9 @@ class StatusWriter:
 
     # Submitting (synchronous, on the event loop thread) ------------------------------------------
 
-    def submit(self, result: CycleOutcome, cluster: ClusterInfo) -> None:
-        """Queue the writes a cycle calls for; `cluster` is the snapshot the cycle ran over (and changed).
-        `unwritten` is True from a failed write to the next submit, which writes it again.
+    def submit(self, result: CycleResult) -> None:
+        """Queue the writes a cycle's result calls for. `unwritten` is True from a failed write to the
+        next submit, which writes it again.
 
         Call it on the event loop thread; it does not wait for any write, and request bodies are built
         only when sent.
@@ -223,9 +154,9 @@ class StatusWriter:
         seconds = self._clock()
         now = status_diff.rfc3339(seconds)
         before = len(self._pending) + len(self._events)
-        counts = self._submit_pod_groups(result, cluster, now, seconds)
-        self._submit_queues(result, cluster, counts)
-        self._submit_pods(result, cluster, now)
+        self._submit_pod_groups(result, now, seconds)
+        self._submit_queues(result)
+        self._submit_pods(result, now)
         queued = len(self._pending) + len(self._events) - before
         if queued > 0:
             log.debug("status_queued", writes=queued, pending=len(self._pending), events=len(self._events))
@@ -249,81 +180,67 @@ class StatusWriter:
         else:
             self._queue_event(_pod_event(task, "Warning", "Evict", "Evicting", reason, self._clock()))
 
-    def _submit_pod_groups(
-        self, result: CycleOutcome, cluster: ClusterInfo, now: str, seconds: float
-    ) -> dict[str, list[int]]:
-        """Diff every PodGroup; return the number of groups per queue and phase (shadow groups count)."""
+    def _submit_pod_groups(self, result: CycleResult, now: str, seconds: float) -> None:
+        """Diff every PodGroup but shadow ones (a pod without a PodGroup has no object to write)."""
         groups, records = result.pod_groups, self._groups
         for gone in records.keys() - groups.keys():
             del records[gone]
-        bound = {task.job for task, _ in result.binds}
-        counts: dict[str, list[int]] = {}
         for job_id, status in groups.items():
-            tally = counts.get(status.queue)
-            if tally is None:
-                tally = counts[status.queue] = [0] * len(_PHASES)
-            tally[_PHASE_INDEX[status.phase]] += 1
-            job = cluster.jobs.get(job_id)
-            if status.shadow or job is None:
+            if status.shadow:
                 continue
             state = status_diff.GroupState(
                 phase=status.phase.value,
                 running=status.running,
                 succeeded=status.succeeded,
                 failed=status.failed,
-                unschedulable=status.unschedulable,
-                reason=_unschedulable_reason(job)
-                if status.unschedulable
-                else status_diff.NOT_ENOUGH_RESOURCES,
-                placed=status.phase is PodGroupPhase.RUNNING or (job_id in bound and _gang_ready(job)),
+                conditions=status.conditions,
             )
             record = records.get(job_id)
-            if record is None or record.uid != job.pod_group.uid or record.state != state:
-                self._diff_pod_group(job, state, record, now, seconds)
-        return counts
+            if record is None or record.uid != status.uid or record.state != state:
+                self._diff_pod_group(job_id, status, state, record, now, seconds)
 
     def _diff_pod_group(
         self,
-        job: JobInfo,
+        job_id: JobID,
+        status: PodGroupStatus,
         state: status_diff.GroupState,
         record: _GroupRecord | None,
         now: str,
         seconds: float,
     ) -> None:
-        spec = job.pod_group
-        written = record.status if record is not None and record.uid == spec.uid else {}
-        diff = status_diff.pod_group_diff(written, spec.conditions, state, now)
-        new = _GroupRecord(spec.uid, state, diff.status)
-        self._groups[job.uid] = new
+        written = record.status if record is not None and record.uid == status.uid else {}
+        diff = status_diff.pod_group_diff(written, status.observed_conditions, state, now)
+        new = _GroupRecord(status.uid, state, diff.status)
+        self._groups[job_id] = new
         if diff.patch is None:
             return
-        path = f"{_GROUPS}/namespaces/{spec.namespace}/podgroups/{spec.name}/status"
-        self._queue_patch(_StatusPatch("PodGroup", job.uid, path, diff.patch, new))
-        regarding = (f"{_GROUP}/{_VERSION}", "PodGroup", spec.namespace, spec.name, spec.uid)
+        path = f"{_GROUPS}/namespaces/{status.namespace}/podgroups/{status.name}/status"
+        self._queue_patch(_StatusPatch("PodGroup", job_id, path, diff.patch, new))
+        regarding = (f"{_GROUP}/{_VERSION}", "PodGroup", status.namespace, status.name, status.uid)
         for update in diff.changed:
-            if update.type == status_diff.UNSCHEDULABLE and update.status == "True":
+            if update.type == UNSCHEDULABLE and update.status == "True":
                 event = _Event(regarding, "Warning", update.type, "Scheduling", update.message, seconds)
                 self._queue_event(event)
-            elif update.type == status_diff.SCHEDULED:
+            elif update.type == SCHEDULED:
                 event = _Event(
                     regarding, "Normal", update.type, "Scheduling", status_diff.POD_GROUP_READY, seconds
                 )
                 self._queue_event(event)
 
-    def _submit_queues(
-        self, result: CycleOutcome, cluster: ClusterInfo, counts: Mapping[str, list[int]]
-    ) -> None:
+    def _submit_queues(self, result: CycleResult) -> None:
         records = self._queues
-        for gone in records.keys() - result.queues.keys():
+        for gone in records.keys() - result.queue_statuses.keys():
             del records[gone]
-        for name, figures in result.queues.items():
-            queue = cluster.queues.get(QueueID(name))
-            if queue is None:
-                continue
-            tally = counts.get(name) or [0] * len(_PHASES)
-            desired: dict[str, Any] = {"state": queue.state.value}
-            desired.update((phase.value.lower(), tally[i]) for i, phase in enumerate(_PHASES))
-            desired["allocated"] = figures.allocated.to_quantities()
+        for name, status in result.queue_statuses.items():
+            desired: dict[str, Any] = {
+                "state": status.state.value,
+                "pending": status.pending,
+                "inqueue": status.inqueue,
+                "running": status.running,
+                "unknown": status.unknown,
+                "completed": status.completed,
+                "allocated": status.allocated.to_quantities(),
+            }
             patch = status_diff.status_patch(records.get(name, {}), desired)
             if patch is not None:
                 records[name] = desired
@@ -331,45 +248,27 @@ class StatusWriter:
                     _StatusPatch("Queue", name, f"{_GROUPS}/queues/{name}/status", patch, desired)
                 )
 
-    def _submit_pods(self, result: CycleOutcome, cluster: ClusterInfo, now: str) -> None:
-        """Diff PodScheduled of pending pods of unschedulable groups (own fit error, else the group's
-        message) and of pipelined pods. Records are by uid: the loop over thousands of pods formats no
-        names; the FailedScheduling event is queued once the condition is written, not here.
+    def _submit_pods(self, result: CycleResult, now: str) -> None:
+        """Diff the PodScheduled=False of every pod the result says waits. Records are by uid: the loop
+        over thousands of pods formats no names; a pod's record goes once it is no longer pending or
+        pipelined. The FailedScheduling event is queued once the condition is written, not here.
         """
-        seen: set[TaskID] = set()
-        for job_id, status in result.pod_groups.items():
-            job = cluster.jobs.get(job_id)
-            if not status.unschedulable or job is None:
-                continue
-            own = {
-                uid: result.unschedulable.get(job.tasks[uid].key)
-                for uid in job.fit_errors
-                if uid in job.tasks
-            }
-            for task in job.tasks_with(TaskStatus.PENDING):
-                seen.add(task.uid)
-                self._diff_pod(task, own.get(task.uid) or status.unschedulable, now)
-        if result.pipelined:
-            for job in cluster.jobs.values():
-                for task in job.tasks_with(TaskStatus.PIPELINED):
-                    seen.add(task.uid)
-                    self._diff_pod(task, status_diff.pipelined_message(task.key, task.node_name), now)
+        waits = result.pod_waits
+        for uid, wait in waits.items():
+            self._diff_pod(uid, wait, now)
         records = self._pods
-        for uid in records.keys() - seen:
-            stale = records[uid]
-            job = cluster.jobs.get(stale.job) if stale.job else None
-            pod = job.tasks.get(uid) if job is not None else None
-            if pod is None or pod.status not in (TaskStatus.PENDING, TaskStatus.PIPELINED):
+        for uid in records.keys() - waits.keys():
+            if uid not in result.unplaced:
                 del records[uid]
                 self._pending.pop(("Pod", uid), None)
 
-    def _diff_pod(self, task: TaskInfo, message: str, now: str) -> None:
-        record = self._pods.get(task.uid)
-        if record is not None and record.message == message:
+    def _diff_pod(self, uid: TaskID, wait: PodWait, now: str) -> None:
+        record = self._pods.get(uid)
+        if record is not None and record.message == wait.message and record.reason == wait.reason:
             return
         since = record.since if record is not None else now
-        new = _PodRecord(task.uid, task.namespace, task.name, task.job, message, since)
-        self._pods[task.uid] = self._pending[("Pod", task.uid)] = new
+        new = _PodRecord(uid, wait.namespace, wait.name, wait.reason, wait.message, since)
+        self._pods[uid] = self._pending[("Pod", uid)] = new
 
     def _queue_patch(self, patch: _StatusPatch) -> None:
         """Queue a status patch; one still queued for the same object is folded into it."""
@@ -424,7 +323,9 @@ class StatusWriter:
             return item.kind, item.name, "PATCH", item.path, item.body, MERGE_PATCH
         if isinstance(item, _PodRecord):
             path = f"/api/v1/namespaces/{item.namespace}/pods/{item.name}/status"
-            body = status_diff.pod_scheduled_patch(uid=item.uid, message=item.message, since=item.since)
+            body = status_diff.pod_scheduled_patch(
+                uid=item.uid, reason=item.reason, message=item.message, since=item.since
+            )
             return "Pod", f"{item.namespace}/{item.name}", "PATCH", path, body, STRATEGIC_MERGE_PATCH
         _, _, namespace, name, _ = item.regarding
         path = f"/apis/events.k8s.io/v1/namespaces/{namespace or 'default'}/events"

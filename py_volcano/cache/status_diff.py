@@ -3,7 +3,8 @@
 Every function takes plain values and returns JSON-ready dicts (or None when nothing changes), so the
 writer can run them over thousands of objects a cycle and tests can pin the exact patches. Condition
 handling follows Kubernetes conventions: a condition's `lastTransitionTime` moves only when its status
-does; conditions of types the scheduler does not own are kept as they are.
+does; a False condition only retracts a True one; conditions of types the scheduler does not own are
+kept as they are.
 """
 
 from __future__ import annotations
@@ -13,15 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from py_volcano.api import ConditionUpdate
+
 __all__ = [
-    "GANG_READY",
     "NOTE_LIMIT",
-    "NOT_ENOUGH_PODS",
-    "NOT_ENOUGH_RESOURCES",
     "POD_GROUP_READY",
-    "SCHEDULED",
-    "UNSCHEDULABLE",
-    "ConditionUpdate",
     "GroupDiff",
     "GroupState",
     "apply_conditions",
@@ -29,36 +26,18 @@ __all__ = [
     "event_body",
     "map_patch",
     "micro_time",
-    "pipelined_message",
-    "pod_group_condition_updates",
     "pod_group_diff",
     "pod_scheduled_patch",
     "rfc3339",
     "status_patch",
 ]
 
-UNSCHEDULABLE = "Unschedulable"
-SCHEDULED = "Scheduled"
-NOT_ENOUGH_RESOURCES = "NotEnoughResources"
-NOT_ENOUGH_PODS = "NotEnoughPods"
-#: Volcano's gang plugin writes this sentence as the reason of a group's Scheduled condition.
-GANG_READY = "tasks in gang are ready to be scheduled"
 #: Volcano's note on a group's Scheduled event.
 POD_GROUP_READY = "pod group is ready"
 #: The API server rejects an events.k8s.io/v1 note longer than this (bytes).
 NOTE_LIMIT = 1024
 
 Condition = Mapping[str, Any]
-
-
-@dataclass(slots=True, frozen=True)
-class ConditionUpdate:
-    """The type, status, reason and message a condition should have; times are the diff's business."""
-
-    type: str
-    status: str
-    reason: str
-    message: str = ""
 
 
 def rfc3339(seconds: float) -> str:
@@ -86,11 +65,17 @@ def _same(condition: Condition, update: ConditionUpdate) -> bool:
 def changed_conditions(
     current: Sequence[Condition], updates: Iterable[ConditionUpdate]
 ) -> list[ConditionUpdate]:
-    """Return the updates that change a condition's status, reason or message (or add one)."""
+    """Return the updates that change a condition's status, reason or message (or add one).
+
+    A False update retracts: it changes only a condition of its type that is True.
+    """
     changed = []
     for update in updates:
         condition = _find(current, update.type)
-        if condition is None or not _same(condition, update):
+        if update.status == "False":
+            if condition is not None and condition.get("status") == "True":
+                changed.append(update)
+        elif condition is None or not _same(condition, update):
             changed.append(update)
     return changed
 
@@ -121,37 +106,15 @@ def apply_conditions(
     return result
 
 
-def pod_group_condition_updates(
-    *, unschedulable: str, reason: str, placed: bool, current: Sequence[Condition]
-) -> list[ConditionUpdate]:
-    """Return the conditions a cycle sets on a PodGroup (Volcano's gang plugin, at session close).
-
-    A placed gang is Scheduled, and an Unschedulable condition still True turns False (Volcano leaves it
-    True; a stale True misleads `kubectl wait` and dashboards). A gang that is not placed and has a
-    message is Unschedulable with `reason`. Otherwise the conditions stay as they are.
-    """
-    if placed:
-        updates = [ConditionUpdate(SCHEDULED, "True", GANG_READY)]
-        stale = _find(current, UNSCHEDULABLE)
-        if stale is not None and stale.get("status") == "True":
-            updates.append(ConditionUpdate(UNSCHEDULABLE, "False", SCHEDULED))
-        return updates
-    if unschedulable:
-        return [ConditionUpdate(UNSCHEDULABLE, "True", reason, unschedulable)]
-    return []
-
-
 @dataclass(slots=True, frozen=True)
 class GroupState:
-    """What a cycle says about one PodGroup; equal states need no diff."""
+    """What a cycle says about one PodGroup (its `PodGroupStatus`, as written); equal states need no diff."""
 
     phase: str
     running: int = 0
     succeeded: int = 0
     failed: int = 0
-    unschedulable: str = ""
-    reason: str = NOT_ENOUGH_RESOURCES
-    placed: bool = False
+    conditions: tuple[ConditionUpdate, ...] = ()
 
 
 @dataclass(slots=True, frozen=True)
@@ -171,10 +134,7 @@ def pod_group_diff(
     Conditions start from those written, else from `observed` (the object's, as the snapshot saw them).
     """
     current: Sequence[Condition] = written.get("conditions") or observed
-    updates = pod_group_condition_updates(
-        unschedulable=state.unschedulable, reason=state.reason, placed=state.placed, current=current
-    )
-    changed = changed_conditions(current, updates)
+    changed = changed_conditions(current, state.conditions)
     desired: dict[str, Any] = {
         "phase": state.phase,
         "running": state.running,
@@ -210,13 +170,8 @@ def status_patch(previous: Mapping[str, Any], desired: Mapping[str, Any]) -> dic
     return {"status": changes} if changes else None
 
 
-def pipelined_message(task_key: str, node: str) -> str:
-    """Return Volcano's PodScheduled message for a task pipelined onto `node`."""
-    return f"Pod {task_key} can possibly be assigned to {node}, once resource is released"
-
-
-def pod_scheduled_patch(*, uid: str, message: str, since: str) -> dict[str, Any]:
-    """Return the strategic merge patch setting `PodScheduled=False` (reason Unschedulable) on a pod.
+def pod_scheduled_patch(*, uid: str, reason: str, message: str, since: str) -> dict[str, Any]:
+    """Return the strategic merge patch setting `PodScheduled=False` with `reason` and `message` on a pod.
 
     Conditions merge by type, so the pod's other conditions stay; the uid makes the API server refuse
     the patch when the pod was replaced by a namesake.
@@ -228,7 +183,7 @@ def pod_scheduled_patch(*, uid: str, message: str, since: str) -> dict[str, Any]
                 {
                     "type": "PodScheduled",
                     "status": "False",
-                    "reason": "Unschedulable",
+                    "reason": reason,
                     "message": message,
                     "lastProbeTime": None,
                     "lastTransitionTime": since,

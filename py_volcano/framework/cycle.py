@@ -6,10 +6,9 @@ import time
 
 import structlog
 
-from py_volcano.api import ClusterInfo
+from py_volcano.api import ClusterInfo, CycleResult
 from py_volcano.framework.conf import SchedulerConf
 from py_volcano.framework.plugin import Registry
-from py_volcano.framework.results import CycleResult
 from py_volcano.framework.session import close_session, open_session
 
 __all__ = ["run_cycle"]
@@ -22,7 +21,7 @@ def run_cycle(cluster: ClusterInfo, conf: SchedulerConf, registry: Registry, *, 
     ssn = open_session(cluster, conf, registry, cycle=cycle)
     durations: dict[str, float] = {}
     for name in conf.actions:
-        action = registry.actions[name](ssn.arguments_for(name))
+        action = registry.actions[name].new(conf.action_args[name])
         started = time.perf_counter()
         action.execute(ssn)
         durations[name] = time.perf_counter() - started

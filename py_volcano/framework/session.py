@@ -17,6 +17,7 @@ import numpy.typing as npt
 from py_volcano.api import (
     ZERO,
     ClusterInfo,
+    CycleResult,
     FitErrors,
     JobID,
     JobInfo,
@@ -26,17 +27,18 @@ from py_volcano.api import (
     PdbSpec,
     PodGroupPhase,
     PriorityClassSpec,
+    QueueFigures,
     QueueID,
     QueueInfo,
     Resource,
     TaskInfo,
     TaskStatus,
 )
-from py_volcano.framework.conf import Arguments, PluginOption, SchedulerConf
+from py_volcano.framework import statuses
+from py_volcano.framework.conf import PluginOption, SchedulerConf
 from py_volcano.framework.extension_points import ExtensionPoints
 from py_volcano.framework.plugin import Plugin, Registry
 from py_volcano.framework.priority_queue import PriorityQueue
-from py_volcano.framework.results import CycleResult, PodGroupStatus, QueueFigures
 
 __all__ = ["Session", "close_session", "open_session"]
 
@@ -68,6 +70,8 @@ class Session(ExtensionPoints):
         self.binds: list[tuple[TaskInfo, str]] = []
         self.evictions: list[tuple[TaskInfo, str]] = []
         self.queue_figures: dict[str, QueueFigures] = {}
+        self.preemption_attempts = 0
+        self.preemption_victims: int | None = None
         self.ready_at_open: dict[JobID, int] = {job.uid: job.ready_task_num() for job in self.jobs.values()}
         self._predicate_plan: list[tuple[Callable[..., Any] | None, Callable[..., Any] | None]] | None = None
 
@@ -78,10 +82,6 @@ class Session(ExtensionPoints):
         self.plugins.clear()
         self._predicate_plan = None
         self.arrays.detach()
-
-    def arguments_for(self, action: str) -> Arguments:
-        """Return the `configurations` arguments of an action."""
-        return Arguments(self.conf.configurations.get(action), owner=f"action {action}")
 
     def warn(self, message: str) -> None:
         """Record a problem with an object that the cycle skipped (reported as a warning)."""
@@ -205,7 +205,7 @@ def open_session(cluster: ClusterInfo, conf: SchedulerConf, registry: Registry, 
     ssn = Session(cluster, conf, cycle=cycle)
     options: Iterable[PluginOption] = (option for tier in conf.tiers for option in tier)
     for option in options:
-        plugin = registry.plugins[option.name](Arguments(option.arguments, owner=f"plugin {option.name}"))
+        plugin = registry.plugins[option.name].new(option.args)
         ssn.plugins[option.name] = plugin
         started = time.perf_counter()
         plugin.on_session_open(ssn)
@@ -218,7 +218,8 @@ def open_session(cluster: ClusterInfo, conf: SchedulerConf, registry: Registry, 
 
 
 def close_session(ssn: Session) -> CycleResult:
-    """Close every plugin and return the cycle's decisions, PodGroup statuses and queue figures."""
+    """Close every plugin and return the cycle's decisions and the status it wants on PodGroups, pods
+    and Queues."""
     for name, plugin in ssn.plugins.items():
         started = time.perf_counter()
         plugin.on_session_close(ssn)
@@ -228,54 +229,27 @@ def close_session(ssn: Session) -> CycleResult:
         evictions=[(task, reason) for task, reason in ssn.evictions],
         warnings=list(ssn.warnings),
         plugin_durations=dict(ssn.plugin_durations),
+        preemption_attempts=ssn.preemption_attempts,
+        preemption_victims=ssn.preemption_victims,
     )
+    bound = {task.job for task, _ in ssn.binds}
     for job in ssn.jobs.values():
-        result.pod_groups[job.uid] = _pod_group_status(ssn, job)
+        result.pod_groups[job.uid] = statuses.pod_group_status(
+            job, ready_at_open=ssn.ready_at_open.get(job.uid, 0), ready=ssn.job_ready(job), bound=job.uid in bound
+        )
         for task in job.tasks_with(TaskStatus.PIPELINED):
             result.pipelined[task.key] = task.node_name
         for uid, errors in job.fit_errors.items():
             failed = job.tasks.get(uid)
             if failed is not None and failed.status is TaskStatus.PENDING:
                 result.unschedulable[failed.key] = errors.summary()
+    result.pod_waits = statuses.pod_waits(ssn.jobs.values(), result.pod_groups)
+    result.unplaced = statuses.unplaced_pods(ssn.jobs.values())
     for queue in ssn.queues.values():
         result.queues[queue.name] = ssn.queue_figures.get(queue.name) or _default_figures(ssn, queue)
+    result.queue_statuses = statuses.queue_statuses(ssn.queues.values(), result.queues, result.pod_groups.values())
     ssn.release()
     return result
-
-
-def _pod_group_status(ssn: Session, job: JobInfo) -> PodGroupStatus:
-    """Phase by BEHAVIOUR.md: tasks placed this cycle count only from the next one."""
-    at_open = ssn.ready_at_open.get(job.uid, 0)
-    running = job.count(TaskStatus.RUNNING)
-    phase = job.phase
-    ready = ssn.job_ready(job)
-    if at_open >= job.min_available and job.tasks:
-        phase = PodGroupPhase.RUNNING
-    elif running > 0 and not ready:
-        phase = PodGroupPhase.UNKNOWN
-    elif not (phase is PodGroupPhase.INQUEUE or (ready and phase is not PodGroupPhase.PENDING)):
-        phase = PodGroupPhase.PENDING
-    pending = len(job.tasks) - job.ready_task_num() - job.waiting_task_num()
-    message = ""
-    waiting = job.count(TaskStatus.PENDING)
-    if job.fit_errors:
-        unschedulable = sum(1 for uid in job.fit_errors if uid in job.tasks)
-        first = next(iter(job.fit_errors.values()))
-        message = f"{unschedulable}/{len(job.tasks)} tasks unschedulable: {first.summary()}"
-        if job.job_fit_error:
-            message = f"{job.job_fit_error}; {message}"
-    elif job.job_fit_error and waiting:
-        message = f"{waiting}/{len(job.tasks)} tasks unschedulable: {job.job_fit_error}"
-    return PodGroupStatus(
-        phase=phase,
-        running=running,
-        succeeded=job.count(TaskStatus.SUCCEEDED),
-        failed=job.count(TaskStatus.FAILED),
-        pending=max(pending, 0),
-        unschedulable=message,
-        queue=str(job.queue),
-        shadow=job.pod_group.shadow,
-    )
 
 
 def _default_figures(ssn: Session, queue: QueueInfo) -> QueueFigures:

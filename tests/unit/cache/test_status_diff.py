@@ -6,19 +6,15 @@ from typing import Any
 
 import pytest
 
+from py_volcano.api import GANG_READY, NOT_ENOUGH_PODS, ConditionUpdate
 from py_volcano.cache.status_diff import (
-    GANG_READY,
-    NOT_ENOUGH_PODS,
     NOTE_LIMIT,
-    ConditionUpdate,
     GroupState,
     apply_conditions,
     changed_conditions,
     event_body,
     map_patch,
     micro_time,
-    pipelined_message,
-    pod_group_condition_updates,
     pod_group_diff,
     pod_scheduled_patch,
     rfc3339,
@@ -55,6 +51,12 @@ def scheduled(since: str = T0) -> dict[str, Any]:
 
 
 FOREIGN = {"type": "Ready", "status": "True", "lastTransitionTime": "2025-12-31T00:00:00Z"}
+#: The conditions a cycle sets on a gang it could not place, and on one it placed.
+UNSCHEDULABLE_GANG = (ConditionUpdate("Unschedulable", "True", "NotEnoughResources", MESSAGE),)
+PLACED_GANG = (
+    ConditionUpdate("Scheduled", "True", GANG_READY),
+    ConditionUpdate("Unschedulable", "False", "Scheduled"),
+)
 
 
 def test_times_are_kubernetes_time_and_micro_time() -> None:
@@ -130,19 +132,17 @@ def test_apply_conditions_appends_new_types_and_leaves_the_input_alone() -> None
 
 
 @pytest.mark.parametrize(
-    ("message", "placed", "current", "expected"),
+    ("conditions", "current", "expected"),
     [
         pytest.param(
-            MESSAGE,
-            False,
+            (ConditionUpdate("Unschedulable", "True", NOT_ENOUGH_PODS, MESSAGE),),
             [],
             [ConditionUpdate("Unschedulable", "True", NOT_ENOUGH_PODS, MESSAGE)],
             id="unschedulable gang",
         ),
-        pytest.param("", True, [], [ConditionUpdate("Scheduled", "True", GANG_READY)], id="placed gang"),
+        pytest.param(PLACED_GANG, [], [ConditionUpdate("Scheduled", "True", GANG_READY)], id="placed gang"),
         pytest.param(
-            MESSAGE,
-            True,
+            PLACED_GANG,
             [unschedulable()],
             [
                 ConditionUpdate("Scheduled", "True", GANG_READY),
@@ -151,28 +151,22 @@ def test_apply_conditions_appends_new_types_and_leaves_the_input_alone() -> None
             id="placed gang with extra unschedulable pods clears a stale Unschedulable",
         ),
         pytest.param(
-            "",
-            True,
+            PLACED_GANG,
             [unschedulable(status="False")],
             [ConditionUpdate("Scheduled", "True", GANG_READY)],
             id="already cleared",
         ),
-        pytest.param("", False, [unschedulable()], [], id="nothing said: conditions stay"),
+        pytest.param((), [unschedulable()], [], id="nothing said: conditions stay"),
     ],
 )
-def test_pod_group_condition_updates(
-    message: str, placed: bool, current: list[dict[str, Any]], expected: list[ConditionUpdate]
+def test_a_cycles_conditions_change_only_what_differs_and_false_only_retracts(
+    conditions: tuple[ConditionUpdate, ...], current: list[dict[str, Any]], expected: list[ConditionUpdate]
 ) -> None:
-    assert (
-        pod_group_condition_updates(
-            unschedulable=message, reason=NOT_ENOUGH_PODS, placed=placed, current=current
-        )
-        == expected
-    )
+    assert changed_conditions(current, conditions) == expected
 
 
 def test_first_write_of_an_unschedulable_group_writes_everything() -> None:
-    state = GroupState(phase="Inqueue", unschedulable=MESSAGE)
+    state = GroupState(phase="Inqueue", conditions=UNSCHEDULABLE_GANG)
     diff = pod_group_diff({}, [FOREIGN], state, T0)
     assert diff.patch == {
         "status": {
@@ -188,7 +182,7 @@ def test_first_write_of_an_unschedulable_group_writes_everything() -> None:
 
 
 def test_an_identical_cycle_writes_nothing() -> None:
-    state = GroupState(phase="Inqueue", unschedulable=MESSAGE)
+    state = GroupState(phase="Inqueue", conditions=UNSCHEDULABLE_GANG)
     first = pod_group_diff({}, [], state, T0)
     again = pod_group_diff(first.status, [], state, T1)
     assert again.patch is None
@@ -198,22 +192,30 @@ def test_an_identical_cycle_writes_nothing() -> None:
 
 def test_observed_conditions_spare_a_write_after_a_restart() -> None:
     """The counts are not observable, so they are written; the condition already on the object is not."""
-    diff = pod_group_diff({}, [unschedulable()], GroupState(phase="Inqueue", unschedulable=MESSAGE), T1)
+    diff = pod_group_diff({}, [unschedulable()], GroupState(phase="Inqueue", conditions=UNSCHEDULABLE_GANG), T1)
     assert diff.patch == {"status": {"phase": "Inqueue", "running": 0, "succeeded": 0, "failed": 0}}
     assert diff.changed == []
 
 
 def test_a_new_message_patches_only_the_conditions() -> None:
-    written = pod_group_diff({}, [], GroupState(phase="Inqueue", unschedulable=MESSAGE), T0).status
+    written = pod_group_diff({}, [], GroupState(phase="Inqueue", conditions=UNSCHEDULABLE_GANG), T0).status
     diff = pod_group_diff(
-        written, [], GroupState(phase="Inqueue", unschedulable="1/5 tasks unschedulable: x"), T1
+        written,
+        [],
+        GroupState(
+            phase="Inqueue",
+            conditions=(
+                ConditionUpdate("Unschedulable", "True", "NotEnoughResources", "1/5 tasks unschedulable: x"),
+            ),
+        ),
+        T1,
     )
     assert diff.patch == {"status": {"conditions": [unschedulable("1/5 tasks unschedulable: x", since=T0)]}}
 
 
 def test_placing_the_gang_adds_scheduled_and_clears_unschedulable() -> None:
-    written = pod_group_diff({}, [], GroupState(phase="Inqueue", unschedulable=MESSAGE), T0).status
-    diff = pod_group_diff(written, [], GroupState(phase="Inqueue", placed=True), T1)
+    written = pod_group_diff({}, [], GroupState(phase="Inqueue", conditions=UNSCHEDULABLE_GANG), T0).status
+    diff = pod_group_diff(written, [], GroupState(phase="Inqueue", conditions=PLACED_GANG), T1)
     assert diff.patch == {
         "status": {
             "conditions": [unschedulable("", status="False", since=T1, reason="Scheduled"), scheduled(T1)],
@@ -222,8 +224,8 @@ def test_placing_the_gang_adds_scheduled_and_clears_unschedulable() -> None:
 
 
 def test_running_counts_patch_alone() -> None:
-    written = pod_group_diff({}, [], GroupState(phase="Inqueue", placed=True), T0).status
-    diff = pod_group_diff(written, [], GroupState(phase="Running", running=3, placed=True), T1)
+    written = pod_group_diff({}, [], GroupState(phase="Inqueue", conditions=PLACED_GANG), T0).status
+    diff = pod_group_diff(written, [], GroupState(phase="Running", running=3, conditions=PLACED_GANG), T1)
     assert diff.patch == {"status": {"phase": "Running", "running": 3}}
 
 
@@ -269,7 +271,7 @@ def test_status_patch(
 
 
 def test_pod_scheduled_patch_is_one_condition_with_a_uid_precondition() -> None:
-    assert pod_scheduled_patch(uid="u-1", message=MESSAGE, since=T0) == {
+    assert pod_scheduled_patch(uid="u-1", reason="Unschedulable", message=MESSAGE, since=T0) == {
         "metadata": {"uid": "u-1"},
         "status": {
             "conditions": [
@@ -284,13 +286,6 @@ def test_pod_scheduled_patch_is_one_condition_with_a_uid_precondition() -> None:
             ]
         },
     }
-
-
-def test_pipelined_message_is_volcanos() -> None:
-    assert (
-        pipelined_message("ns/p-0", "n1")
-        == "Pod ns/p-0 can possibly be assigned to n1, once resource is released"
-    )
 
 
 def test_event_body() -> None:

@@ -1,4 +1,4 @@
-"""PodGroup phases at the end of a cycle (BEHAVIOUR.md, PodGroup phases)."""
+"""PodGroup phases at the end of a cycle (docs/semantics.md, "PodGroup phases")."""
 
 from __future__ import annotations
 
@@ -13,9 +13,7 @@ REGISTRY = default_registry()
 
 def conf(actions: str):  # type: ignore[no-untyped-def]
     return parse_conf(
-        f'actions: "{actions}"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang',
-        actions=REGISTRY.actions.keys(),
-        plugins=REGISTRY.plugins.keys(),
+        f'actions: "{actions}"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang', REGISTRY
     )
 
 

@@ -1,0 +1,150 @@
+"""What a cycle returns: its decisions and the status it wants on PodGroups, pods and Queues.
+
+The framework builds a `CycleResult` when a session closes; the cache's binder and status writer
+apply it, the simulator records it. It lives in `api` so both layers can read it: everything the
+writer writes is decided here, the writer only diffs it against what it last wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from py_volcano.api.job_info import TaskInfo
+from py_volcano.api.resource_info import Resource
+from py_volcano.api.types import JobID, PodGroupPhase, QueueState, TaskID
+
+__all__ = [
+    "GANG_READY",
+    "NOT_ENOUGH_PODS",
+    "NOT_ENOUGH_RESOURCES",
+    "POD_UNSCHEDULABLE",
+    "SCHEDULED",
+    "UNSCHEDULABLE",
+    "ConditionUpdate",
+    "CycleResult",
+    "PodGroupStatus",
+    "PodWait",
+    "QueueFigures",
+    "QueueStatus",
+]
+
+#: PodGroup condition types the scheduler owns.
+UNSCHEDULABLE = "Unschedulable"
+SCHEDULED = "Scheduled"
+#: Reasons of a PodGroup's Unschedulable condition (Volcano's).
+NOT_ENOUGH_RESOURCES = "NotEnoughResources"
+NOT_ENOUGH_PODS = "NotEnoughPods"
+#: Volcano's gang plugin writes this sentence as the reason of a group's Scheduled condition.
+GANG_READY = "tasks in gang are ready to be scheduled"
+#: The reason of a waiting pod's PodScheduled=False condition (kube-scheduler's).
+POD_UNSCHEDULABLE = "Unschedulable"
+
+
+@dataclass(slots=True, frozen=True)
+class ConditionUpdate:
+    """The type, status, reason and message a condition should have; times are the writer's business.
+
+    A False status retracts: it is written only over a True condition of the type, never added.
+    """
+
+    type: str
+    status: str
+    reason: str
+    message: str = ""
+
+
+@dataclass(slots=True)
+class QueueFigures:
+    """A queue's accounting at the end of a cycle, as the queue plugin computed it."""
+
+    weight: int = 1
+    allocated: Resource = field(default_factory=Resource)
+    request: Resource = field(default_factory=Resource)
+    deserved: Resource | None = None
+    capability: Resource | None = None
+    real_capability: Resource | None = None
+    guarantee: Resource | None = None
+    inqueue: Resource | None = None
+    share: float = 0.0
+    overused: bool = False
+    parent: str = ""
+
+
+@dataclass(slots=True, frozen=True)
+class QueueStatus:
+    """The status the scheduler writes on a Queue after a cycle: state, PodGroups per phase, allocated.
+
+    The counts include the one-pod groups of pods without a PodGroup, as Volcano's PodGroups for them would.
+    """
+
+    state: QueueState = QueueState.OPEN
+    pending: int = 0
+    inqueue: int = 0
+    running: int = 0
+    unknown: int = 0
+    completed: int = 0
+    allocated: Resource = field(default_factory=Resource)
+
+
+@dataclass(slots=True, frozen=True)
+class PodGroupStatus:
+    """The status the scheduler writes on a PodGroup after a cycle, and the object it goes to.
+
+    `unschedulable` is the message of the group's Unschedulable condition ("" when the cycle found no
+    reason); `conditions` are the conditions the cycle sets, in order. `observed_conditions` are the
+    object's as the snapshot saw them. A shadow group (a pod without a PodGroup) is not written.
+    """
+
+    phase: PodGroupPhase
+    running: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    pending: int = 0
+    unschedulable: str = ""
+    queue: str = ""
+    shadow: bool = False
+    conditions: tuple[ConditionUpdate, ...] = ()
+    namespace: str = ""
+    name: str = ""
+    uid: str = ""
+    observed_conditions: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class PodWait:
+    """Why a pod the cycle did not place waits: its PodScheduled=False reason and message."""
+
+    namespace: str
+    name: str
+    message: str
+    reason: str = POD_UNSCHEDULABLE
+
+
+@dataclass(slots=True)
+class CycleResult:
+    """Everything a cycle decided; the cache applies it, the simulator records it.
+
+    `unschedulable` maps a pending task's `ns/name` to its own fit error, `pipelined` a pipelined
+    task's to its node. `pod_waits` holds the PodScheduled=False each waiting pod should carry;
+    `unplaced` every pod still pending or pipelined, with a wait or not. `plugin_durations` is keyed
+    by (plugin, "OnSessionOpen" or "OnSessionClose"), in seconds. `preemption_attempts` counts the
+    nodes the preempt action tried to free for a preemptor, `preemption_victims` is the number of
+    victims the plugins offered on the last node it considered (None: it considered none).
+    """
+
+    binds: list[tuple[TaskInfo, str]] = field(default_factory=list)
+    evictions: list[tuple[TaskInfo, str]] = field(default_factory=list)
+    pipelined: dict[str, str] = field(default_factory=dict)
+    pod_groups: dict[JobID, PodGroupStatus] = field(default_factory=dict)
+    queues: dict[str, QueueFigures] = field(default_factory=dict)
+    queue_statuses: dict[str, QueueStatus] = field(default_factory=dict)
+    pod_waits: dict[TaskID, PodWait] = field(default_factory=dict)
+    unplaced: set[TaskID] = field(default_factory=set)
+    unschedulable: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    plugin_durations: dict[tuple[str, str], float] = field(default_factory=dict)
+    action_durations: dict[str, float] = field(default_factory=dict)
+    preemption_attempts: int = 0
+    preemption_victims: int | None = None
