@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.synthetic import ParsedCluster
+from bench.synthetic import load
 from py_volcano.api import TaskInfo, TaskStatus
 from py_volcano.framework import Session, open_session
 from py_volcano.registry import default_registry, load_conf
@@ -206,10 +206,10 @@ def _per_task(ssn: Session, tasks: list[TaskInfo]) -> dict[str, float]:
 
 def measure(nodes: int, tasks: int) -> dict[str, Any]:
     """Open one session at this size and time every shape's tasks; return the figures."""
-    parsed = ParsedCluster(manifests(nodes, tasks))
+    cluster = load(manifests(nodes, tasks))
     registry = default_registry()
     started = time.perf_counter()
-    ssn = open_session(parsed.snapshot(), load_conf(CONF, registry=registry), registry)
+    ssn = open_session(cluster.snapshot(), load_conf(CONF, registry=registry), registry)
     open_s = time.perf_counter() - started
     pending = [t for job in ssn.jobs.values() for t in job.tasks.values() if t.status is TaskStatus.PENDING]
     shapes = {shape: [t for t in pending if t.name.rsplit("-", 1)[0] == shape] for shape in SHAPES}

@@ -17,7 +17,7 @@ import json
 import time
 from typing import Any
 
-from bench.synthetic import ParsedCluster
+from bench.synthetic import load
 from py_volcano.framework import run_cycle
 from py_volcano.registry import default_registry, load_conf
 
@@ -122,11 +122,11 @@ def manifests(nodes: int, preemptors: int, protected: float) -> list[dict[str, A
 
 def measure(nodes: int, preemptors: int, *, protected: float = 0.0, topology: bool = False) -> dict[str, Any]:
     """Run one cycle and return its figures; AssertionError when the gang was not placed in that cycle."""
-    parsed = ParsedCluster(manifests(nodes, preemptors, protected))
+    cluster = load(manifests(nodes, preemptors, protected))
     registry = default_registry()
     conf = load_conf(CONF + (TOPOLOGY if topology else ""), registry=registry)
     started = time.perf_counter()
-    snapshot = parsed.snapshot()
+    snapshot = cluster.snapshot()
     snapshot_s = time.perf_counter() - started
     started = time.perf_counter()
     result = run_cycle(snapshot, conf, registry)

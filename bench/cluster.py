@@ -587,8 +587,8 @@ def scrape(port: int) -> dict[str, Any]:
                 out["cycle_ms_sum"] = sample.value
             elif sample.name == "volcano_e2e_scheduling_latency_milliseconds_count":
                 out["cycle_count"] = sample.value
-            elif sample.name == "volcano_pod_e2e_scheduling_latency_seconds_bucket":
-                out["latency_buckets"].append((float(sample.labels["le"]), sample.value))
+            elif sample.name == "volcano_task_scheduling_latency_milliseconds_bucket":
+                out["latency_buckets"].append((float(sample.labels["le"]) / 1000, sample.value))
     return out
 
 

@@ -22,7 +22,7 @@ process saw them):
 * `bind_window_per_s`: pods bound / (last bind seen - first bind seen);
 * `p50/p99_latency_s`: per pod, bind seen - creation seen (the ADDED event), same watch stream;
 * `scheduler`: py-volcano's own /metrics over the phase: binds, bind rate (counter sampled every 0.5 s),
-  cycles and mean cycle time, and p50/p99 of `volcano_pod_e2e_scheduling_latency_seconds`
+  cycles and mean cycle time, and p50/p99 of `volcano_task_scheduling_latency_milliseconds`
   (interpolated in buckets that double, so coarse);
 * `rss_mib`: VmHWM of the py-volcano process at the end of the phase (a fresh process per phase).
 

@@ -1,6 +1,7 @@
 """In-memory cycle benchmark: one scheduling cycle over synthetic clusters with the default configuration.
 
-Prints, per size: snapshot time, time per action, the whole cycle, pods bound and pods placed per second.
+Prints, per size: snapshot time (`Store.snapshot`, as each cycle of the runner), time per action, the
+whole cycle, pods bound and pods placed per second.
 Usage: python -m bench.inmem [--sizes 1000x10000,5000x50000] [--json]
 """
 
@@ -23,10 +24,10 @@ DEFAULT_SIZES = "1000x10000"
 
 def measure(nodes: int, pods: int) -> dict[str, Any]:
     """Run one cycle at this size and return its figures."""
-    parsed = build_cluster(Shape(nodes=nodes, pending_pods=pods))
+    cluster = build_cluster(Shape(nodes=nodes, pending_pods=pods))
     conf, registry = load_conf(None), default_registry()
     started = time.perf_counter()
-    snapshot = parsed.snapshot()
+    snapshot = cluster.snapshot()
     snapshot_s = time.perf_counter() - started
     started = time.perf_counter()
     result = run_cycle(snapshot, conf, registry)
@@ -35,7 +36,7 @@ def measure(nodes: int, pods: int) -> dict[str, Any]:
     return {
         "nodes": nodes,
         "pending_pods": pods,
-        "jobs": len(parsed.groups),
+        "jobs": len(snapshot.jobs),
         "snapshot_s": round(snapshot_s, 3),
         "cycle_s": round(cycle_s, 3),
         "actions_s": {name: round(s, 3) for name, s in result.action_durations.items()},

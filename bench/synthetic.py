@@ -7,17 +7,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from py_volcano.api import (
-    ClusterInfo,
-    ParsedPod,
-    parse_node,
-    parse_pod,
-    parse_pod_group,
-    parse_priority_class,
-    parse_queue,
-)
+from py_volcano.simulation import InMemoryCluster
 
-__all__ = ["Shape", "build_cluster", "manifests"]
+__all__ = ["Shape", "build_cluster", "load", "manifests"]
 
 _NODE_TYPES = (
     ({"cpu": "32", "memory": "128Gi", "pods": "110"}, "cpu"),
@@ -86,27 +78,12 @@ def manifests(shape: Shape) -> list[dict[str, Any]]:
     return objects
 
 
-class ParsedCluster:
-    """Manifests parsed once; `snapshot()` assembles a fresh ClusterInfo as the cache does each cycle."""
-
-    def __init__(self, objects: list[dict[str, Any]]) -> None:
-        by_kind: dict[str, list[dict[str, Any]]] = {}
-        for obj in objects:
-            by_kind.setdefault(obj["kind"], []).append(obj)
-        self.classes = {pc.name: pc for pc in map(parse_priority_class, by_kind.get("PriorityClass", []))}
-        self.nodes = [parse_node(o) for o in by_kind.get("Node", [])]
-        self.queues = [parse_queue(o, creation=float(i)) for i, o in enumerate(by_kind.get("Queue", []))]
-        self.groups = [parse_pod_group(o, creation=float(i)) for i, o in enumerate(by_kind.get("PodGroup", []))]
-        self.pods: list[ParsedPod] = [
-            parse_pod(o, priority_classes=self.classes, creation=float(i)) for i, o in enumerate(by_kind.get("Pod", []))
-        ]
-
-    def snapshot(self) -> ClusterInfo:
-        """Return a fresh snapshot."""
-        return ClusterInfo.build(nodes=self.nodes, pods=self.pods, queues=self.queues, pod_groups=self.groups,
-                                 priority_classes=self.classes)
+def load(objects: list[dict[str, Any]]) -> InMemoryCluster:
+    """Feed manifests to a store once, as the simulator does; `snapshot()` is then `Store.snapshot`,
+    what the runner pays every cycle (parsing happened as the watch events came, untimed)."""
+    return InMemoryCluster(objects, source="bench", scheduler_name="py-volcano")
 
 
-def build_cluster(shape: Shape) -> ParsedCluster:
-    """Generate and parse a synthetic cluster."""
-    return ParsedCluster(manifests(shape))
+def build_cluster(shape: Shape) -> InMemoryCluster:
+    """Generate a synthetic cluster and load it into a store."""
+    return load(manifests(shape))

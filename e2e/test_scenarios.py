@@ -1,9 +1,10 @@
 """Every scenario file on the real API server: its objects applied, `py-volcano run --cycles N`, its `expect`.
 
-Scenario files: ../shared/scenarios/*.yaml, tests/scenarios/*.yaml, and every folder listed in
-$E2E_SCENARIO_DIR (separated by the OS path separator).
+Scenario files: tests/scenarios/*.yaml and every folder listed in $E2E_SCENARIO_DIR (separated by
+the OS path separator); a listed folder that holds no scenario stops collection (tests/scenario_files.py).
+The format and what each expectation means: docs/scenarios.md.
 
-How the real run is set up (FORMAT.md, "Between cycles"):
+How the real run is set up (docs/scenarios.md, "Between cycles" and "On a real API server"):
 * each scenario gets fresh namespaces (`<prefix>-<its namespace>`, kube-system excepted, whose name
   conformance reads; keys are mapped back for the checks),
   a scheduler name of its own, no Queue but its own (all Queues are deleted first, the scheduler
@@ -34,6 +35,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +43,15 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from e2e.controlplane import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
-from e2e.harness import REPO, Nodes, Rest, Scheduler, create_namespace, token, wait_for
-from py_volcano.api import CPU, MEMORY, Resource
-from py_volcano.framework import QueueFigures
+from e2e.harness import Nodes, Rest, Scheduler, create_namespace, token, wait_for
+from py_volcano.api import CPU, MEMORY, QueueFigures, Resource
 from py_volcano.simulation.expect import Outcome, check
 from py_volcano.simulation.scenario import Scenario, load_scenario
+from tests.scenario_files import SCENARIO_DIR, configured_dirs, scenario_files
 
 pytest_plugins = ["e2e.fixtures"]
 
-SCENARIO_DIRS = [REPO.parent / "shared" / "scenarios", REPO / "tests" / "scenarios"] + [
-    Path(folder) for folder in os.environ.get("E2E_SCENARIO_DIR", "").split(os.pathsep) if folder
-]
-FILES = [path for folder in SCENARIO_DIRS for path in sorted(folder.glob("*.yaml"))]
+FILES = scenario_files(SCENARIO_DIR, *configured_dirs(os.environ))
 
 #: Scenarios a real API server cannot play as written, and why (strict: once fixed, drop the entry).
 DIVERGENT: dict[str, str] = {}
@@ -184,6 +183,15 @@ def _sample(page: str, name: str) -> float:
     return 0.0
 
 
+#: `volcano_queue_<name>_*` gauges -> the QueueFigures field they show.
+_FIGURE_METRICS = {
+    "allocated": "allocated",
+    "request": "request",
+    "deserved": "deserved",
+    "real_capacity": "real_capability",
+}
+
+
 def queue_figures(page: str) -> dict[str, QueueFigures]:
     """Rebuild each queue's figures from the `volcano_queue_*` gauges of a /metrics page."""
     figures: dict[str, QueueFigures] = {}
@@ -194,23 +202,25 @@ def queue_figures(page: str) -> dict[str, QueueFigures]:
             if queue is None or not sample.name.startswith("volcano_queue_"):
                 continue
             entry = figures.setdefault(queue, QueueFigures())
-            field, _, dimension = sample.name.removeprefix("volcano_queue_").partition("_")
+            stem = sample.name.removeprefix("volcano_queue_")
+            field = next((name for name in _FIGURE_METRICS if stem.startswith(f"{name}_")), "")
+            dimension = stem.removeprefix(f"{field}_")
             if sample.name == "volcano_queue_share":
                 entry.share = float(sample.value)
             elif sample.name == "volcano_queue_overused":
                 entry.overused = sample.value >= 1
             elif sample.name == "volcano_queue_weight":
                 entry.weight = int(sample.value)
-            elif field in ("allocated", "request", "deserved", "capability"):
+            elif field:
                 resource = resources.setdefault((queue, field), Resource())
                 if dimension == "milli_cpu":
                     resource.set(CPU, float(sample.value))
-                elif dimension == "memory":
+                elif dimension == "memory_bytes":
                     resource.set(MEMORY, float(sample.value))
                 elif dimension == "scalar_resources":
                     resource.set(sample.labels["resource"], float(sample.value))
     for (queue, field), resource in resources.items():
-        setattr(figures[queue], "real_capability" if field == "capability" else field, resource)
+        setattr(figures[queue], _FIGURE_METRICS[field], resource)
     return figures
 
 
@@ -259,7 +269,7 @@ class ScenarioRun:
                 namespace, name = meta["namespace"], meta["name"]
                 wait_for(
                     f"pod {namespace}/{name} Running",
-                    lambda n=namespace, p=name: self._phase(n, p) == "Running",
+                    partial(self._is_running, namespace, name),
                 )
 
     def _create(self, obj: dict[str, Any]) -> float:
@@ -284,8 +294,8 @@ class ScenarioRun:
         stamp = created["metadata"]["creationTimestamp"]
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
-    def _phase(self, namespace: str, name: str) -> str:
-        return str(((self.rest.get("Pod", name, namespace) or {}).get("status") or {}).get("phase"))
+    def _is_running(self, namespace: str, name: str) -> bool:
+        return ((self.rest.get("Pod", name, namespace) or {}).get("status") or {}).get("phase") == "Running"
 
     def run(self) -> tuple[Outcome, list[str]]:
         """Run the scheduler for the scenario's cycles; return what it did and the expectation failures."""

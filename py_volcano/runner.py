@@ -27,7 +27,8 @@ from typing import Any
 
 import structlog
 
-from py_volcano.api import DEFAULT_QUEUE, JobID, PodGroupPhase
+from py_volcano.aio import wait_any, wait_or_stop
+from py_volcano.api import DEFAULT_QUEUE, CycleResult, JobID, PodGroupPhase
 from py_volcano.cache import (
     INFORMED_KINDS,
     KOPF_KINDS,
@@ -40,11 +41,10 @@ from py_volcano.cache import (
     Store,
     inform,
     resync,
-    wait_or_stop,
     watch,
 )
 from py_volcano.errors import ApiError, ConfigError
-from py_volcano.framework import CycleResult, Registry, SchedulerConf, run_cycle
+from py_volcano.framework import Registry, SchedulerConf, run_cycle
 from py_volcano.metrics import Metrics, serve
 from py_volcano.registry import default_registry, load_conf
 from py_volcano.settings import Settings
@@ -299,10 +299,7 @@ class Runner:
 
     async def _wait_changed(self, seconds: float) -> bool:
         """Wait for a store change, `seconds` or a stop; return whether stopped."""
-        waiters = {asyncio.ensure_future(self.store.changed.wait()), asyncio.ensure_future(self.stop.wait())}
-        _, pending = await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
-        for waiter in pending:
-            waiter.cancel()
+        await wait_any(self.store.changed, self.stop, timeout=seconds)
         return self.stop.is_set()
 
     async def loop(self) -> None:
@@ -358,9 +355,9 @@ class Runner:
             result = await asyncio.to_thread(run_cycle, snapshot, conf, self.registry, cycle=number)
             seconds = time.perf_counter() - began
             self.store.record_phases(_phases(result))
-            self.metrics.observe_cycle(result, seconds)
+            await asyncio.to_thread(self.metrics.observe_cycle, result, seconds, snapshot)
             if self.is_leader():  # the Lease may have gone while the cycle ran: then a standby writes nothing
-                self.status.submit(result, snapshot)
+                self.status.submit(result)
             del snapshot  # freed here, by reference counting, before the collector resumes
         sending = self.binder.submit(result.binds, result.evictions)
         self.in_flight.add(sending)

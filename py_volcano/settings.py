@@ -61,7 +61,7 @@ class CycleSettings:
 
     cycles: int | None = None
     """Exit after this many cycles (tests, e2e); None runs until stopped. With a bound, each cycle waits
-    until the previous one's binds and evictions are observed in the store (FORMAT.md, Between cycles)."""
+    until the previous one's binds and evictions are observed in the store (docs/scenarios.md, "Between cycles")."""
 
     observe_timeout: float = 30.0
     """Seconds a bounded run waits for a cycle's binds and evictions to be observed before going on."""

@@ -1,12 +1,23 @@
-"""The cache: the async API client, the watched store of cluster objects, binds, evictions, leases, status."""
+"""The cache: the async API client, the watched store of cluster objects, binds, evictions, leases, status.
 
-from py_volcano.cache.binder import ApplyReport, Binder
-from py_volcano.cache.client import ApiClient, Credentials, api_failure, load_credentials, status_message
-from py_volcano.cache.informer import INFORMED_KINDS, inform
-from py_volcano.cache.leader import LeaderElector
-from py_volcano.cache.status import StatusWriter
+The store (pure memory) loads with the package; the IO modules (aiohttp, kopf, the kubernetes client)
+load when one of their names is first used, so the simulator feeds a `Store` without them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from py_volcano.cache.store import KINDS, QUEUES, Kind, Store
-from py_volcano.cache.watchers import KOPF_KINDS, resync, wait_or_stop, watch
+
+if TYPE_CHECKING:
+    from py_volcano.cache.binder import ApplyReport, Binder
+    from py_volcano.cache.client import ApiClient, Credentials, api_failure, load_credentials, status_message
+    from py_volcano.cache.informer import INFORMED_KINDS, inform
+    from py_volcano.cache.leader import LeaderElector
+    from py_volcano.cache.status import StatusWriter
+    from py_volcano.cache.watchers import KOPF_KINDS, resync, watch
 
 __all__ = [
     "INFORMED_KINDS",
@@ -26,6 +37,32 @@ __all__ = [
     "load_credentials",
     "resync",
     "status_message",
-    "wait_or_stop",
     "watch",
 ]
+
+#: Where each IO name lives, loaded on first use.
+_IO_MODULES = {
+    "ApplyReport": "binder",
+    "Binder": "binder",
+    "ApiClient": "client",
+    "Credentials": "client",
+    "api_failure": "client",
+    "load_credentials": "client",
+    "status_message": "client",
+    "INFORMED_KINDS": "informer",
+    "inform": "informer",
+    "LeaderElector": "leader",
+    "StatusWriter": "status",
+    "KOPF_KINDS": "watchers",
+    "resync": "watchers",
+    "watch": "watchers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _IO_MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

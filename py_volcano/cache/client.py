@@ -20,7 +20,7 @@ import ssl
 import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import aiohttp
 import structlog
@@ -193,7 +193,7 @@ class ApiClient:
         self._refreshed_at = time.monotonic()
 
     @classmethod
-    async def connect(cls, *, kubeconfig: str | None, concurrency: int = 32, timeout: float = 30.0) -> ApiClient:
+    async def connect(cls, *, kubeconfig: str | None, concurrency: int = 32, timeout: float = 30.0) -> Self:
         """Load credentials (ConfigError when there are none) and open the connection pool.
 
         `timeout` bounds one whole request, seconds.

@@ -21,10 +21,10 @@ from typing import Any
 
 import structlog
 
+from py_volcano.aio import wait_or_stop
 from py_volcano.cache.client import ApiClient, api_failure
 from py_volcano.cache.listing import GONE, relist
 from py_volcano.cache.store import NODES, PODS, Kind, Store, resource_version
-from py_volcano.cache.watchers import wait_or_stop
 from py_volcano.errors import ApiError
 from py_volcano.settings import WatchingSettings
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import structlog
 
+from py_volcano.aio import wait_or_stop
 from py_volcano.cache.client import ApiClient, status_message
-from py_volcano.cache.watchers import wait_or_stop
 from py_volcano.errors import ApiError
 from py_volcano.settings import LeaderSettings
 

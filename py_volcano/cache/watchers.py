@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import logging
 import signal
 from collections.abc import Callable
@@ -32,12 +31,13 @@ from typing import Any
 import kopf
 import structlog
 
+from py_volcano.aio import wait_any, wait_or_stop
 from py_volcano.cache.client import ApiClient, Credentials
 from py_volcano.cache.listing import relist
 from py_volcano.cache.store import PDBS, POD_GROUPS, PRIORITY_CLASSES, QUEUES, Kind, Store
 from py_volcano.settings import WatchingSettings
 
-__all__ = ["KOPF_KINDS", "build_registry", "resync", "wait_or_stop", "watch"]
+__all__ = ["KOPF_KINDS", "build_registry", "resync", "watch"]
 
 #: The kinds kopf watches: few objects, rare changes.
 KOPF_KINDS: tuple[Kind, ...] = (PRIORITY_CLASSES, QUEUES, POD_GROUPS, PDBS)
@@ -175,18 +175,7 @@ async def resync(
     `resync_period`, reconciling the store each time, until `stop` is set."""
     while not stop.is_set() and not await relist(client, store, kind, page_size=settings.list_page_size):
         await wait_or_stop(stop, settings.list_retry)
-    watched = asyncio.ensure_future(store.watched[kind.name].wait())
-    stopped = asyncio.ensure_future(stop.wait())
-    await asyncio.wait({watched, stopped}, timeout=settings.watch_settle, return_when=asyncio.FIRST_COMPLETED)
-    watched.cancel()
-    stopped.cancel()
+    await wait_any(store.watched[kind.name], stop, timeout=settings.watch_settle)
     while not stop.is_set():
         ok = await relist(client, store, kind, page_size=settings.list_page_size)
         await wait_or_stop(stop, settings.resync_period if ok else settings.list_retry)
-
-
-async def wait_or_stop(stop: asyncio.Event, seconds: float) -> bool:
-    """Sleep `seconds` or until `stop` is set; return whether it was set."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), timeout=seconds)
-    return stop.is_set()

@@ -1,4 +1,4 @@
-"""`py-volcano simulate`: scenarios (FORMAT.md) run in memory, with their expectations checked."""
+"""`py-volcano simulate`: scenarios (docs/scenarios.md) run in memory, with their expectations checked."""
 
 from py_volcano.simulation.cluster import InMemoryCluster
 from py_volcano.simulation.run import run_scenario, run_scenario_file

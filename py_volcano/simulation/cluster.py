@@ -1,25 +1,22 @@
 """An in-memory cluster for scenarios: manifests that play out a cycle's decisions like a real cluster.
 
-Between cycles a bound pod runs on its node, an evicted pod is gone, and the PodGroup phases the
-scheduler wrote are kept (FORMAT.md, Between cycles).
+The manifests feed the scheduler's own `Store` as watch events do, and each cycle reads
+`Store.snapshot()`, the runner's path. Between cycles a bound pod runs on its node, an evicted pod is
+gone, and the PodGroup phases the scheduler wrote are kept (docs/scenarios.md, "Between cycles"): each change is
+one more watch event, with the next resourceVersion.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from py_volcano.api import (
     ClusterInfo,
-    JobID,
-    NodeSpec,
-    ParsedPod,
-    PdbSpec,
-    PodGroupPhase,
-    PodGroupSpec,
-    PriorityClassSpec,
-    QueueInfo,
+    CycleResult,
     parse_node,
     parse_pdb,
     parse_pod,
@@ -27,12 +24,18 @@ from py_volcano.api import (
     parse_priority_class,
     parse_queue,
 )
+from py_volcano.api.manifests import parse_timestamp
+
+# The one import of the cache outside the runner: the store is pure memory (see the import-linter
+# contracts in pyproject.toml).
+from py_volcano.cache.store import KINDS, POD_GROUPS, PODS, Kind, Store
 from py_volcano.errors import ObjectError, ScenarioError
-from py_volcano.framework import CycleResult
 
 __all__ = ["InMemoryCluster"]
 
-_EPOCH = 1_700_000_000.0
+#: Creation time of the first object; object `i` is created `i` whole seconds later, so its stamped
+#: creationTimestamp reads back exactly and the store's creation order is the listing order.
+_EPOCH = 1_700_000_000
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -40,16 +43,28 @@ def _key(obj: Mapping[str, Any]) -> str:
     return f"{meta.get('namespace') or 'default'}/{meta['name']}"
 
 
+def _stamp_creation(obj: dict[str, Any], position: int) -> None:
+    """Give an object without a (readable) creationTimestamp the one its listing position implies."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and not parse_timestamp(meta.get("creationTimestamp")):
+        meta["creationTimestamp"] = datetime.fromtimestamp(_EPOCH + position, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 class InMemoryCluster:
     """The scenario's objects, in listing order, with the scheduler's decisions applied between cycles."""
 
-    def __init__(self, objects: Iterable[Mapping[str, Any]], *, source: str) -> None:
+    def __init__(self, objects: Iterable[Mapping[str, Any]], *, source: str, scheduler_name: str) -> None:
         self.source = source
         self.objects: list[dict[str, Any]] = [copy.deepcopy(dict(obj)) for obj in objects]
-        self.creation = {id(obj): _EPOCH + position for position, obj in enumerate(self.objects)}
-        self.shadow_phases: dict[JobID, PodGroupPhase] = {}
+        for position, obj in enumerate(self.objects):
+            _stamp_creation(obj, position)
         self.warnings: list[str] = []
+        self.store = Store(scheduler_name=scheduler_name)
+        self._version = 0
         self._check_parse()
+        for kind in KINDS:  # priority classes first, so pods parse with their classes
+            for obj in self._of(kind.name):
+                self._event(kind, "ADDED", obj)
 
     def _of(self, kind: str) -> list[dict[str, Any]]:
         return [obj for obj in self.objects if obj.get("kind") == kind]
@@ -58,56 +73,61 @@ class InMemoryCluster:
         """Return the pod manifest `ns/name`, or None when it does not exist (any more)."""
         return next((obj for obj in self._of("Pod") if _key(obj) == key), None)
 
-    def _priority_classes(self) -> dict[str, PriorityClassSpec]:
-        classes = (parse_priority_class(obj) for obj in self._of("PriorityClass"))
-        return {pc.name: pc for pc in classes}
-
     def _check_parse(self) -> None:
-        """Parse every object once so that a malformed one is a scenario error, not a warning."""
+        """Parse every object once before the store sees it: a malformed one is a scenario error (the
+        store would skip it with a warning, as it must for a live cluster)."""
         known = {"Node", "Pod", "Namespace", "PriorityClass", "Queue", "PodGroup", "PodDisruptionBudget"}
         for obj in self.objects:
             if obj.get("kind") not in known:
                 self.warnings.append(f"{obj.get('kind')} {_key(obj)}: kind not simulated; ignored")
         try:
-            self.snapshot(scheduler_name="py-volcano")
+            classes = {pc.name: pc for pc in map(parse_priority_class, self._of("PriorityClass"))}
+            parsers: dict[str, Callable[[Mapping[str, Any]], object]] = {
+                "Node": parse_node,
+                "Queue": parse_queue,
+                "PodGroup": parse_pod_group,
+                "Pod": functools.partial(parse_pod, priority_classes=classes),
+                "PodDisruptionBudget": parse_pdb,
+            }
+            for kind, parse in parsers.items():
+                for obj in self._of(kind):
+                    parse(obj)
         except ObjectError as exc:
             raise ScenarioError(f"{self.source}: {exc}") from None
 
-    def snapshot(self, *, scheduler_name: str) -> ClusterInfo:
-        """Parse the current objects into a fresh snapshot."""
-        classes = self._priority_classes()
-        nodes: list[NodeSpec] = [parse_node(obj) for obj in self._of("Node")]
-        queues: list[QueueInfo] = [parse_queue(obj, creation=self.creation[id(obj)]) for obj in self._of("Queue")]
-        groups: list[PodGroupSpec] = [
-            parse_pod_group(obj, creation=self.creation[id(obj)]) for obj in self._of("PodGroup")
-        ]
-        pods: list[ParsedPod] = [
-            parse_pod(obj, priority_classes=classes, creation=self.creation[id(obj)]) for obj in self._of("Pod")
-        ]
-        pdbs: list[PdbSpec] = [parse_pdb(obj) for obj in self._of("PodDisruptionBudget")]
-        return ClusterInfo.build(
-            nodes=nodes,
-            pods=pods,
-            queues=queues,
-            pod_groups=groups,
-            priority_classes=classes,
-            pdbs=pdbs,
-            scheduler_name=scheduler_name,
-            shadow_phases=self.shadow_phases,
-        )
+    def _event(self, kind: Kind, event_type: str, obj: dict[str, Any]) -> None:
+        """Hand the store one watch event of `obj`, stamped with the next resourceVersion."""
+        self._version += 1
+        obj["metadata"]["resourceVersion"] = str(self._version)
+        self.store.apply_event(kind, event_type, obj)
+
+    def snapshot(self) -> ClusterInfo:
+        """Return the store's fresh snapshot of the current objects."""
+        return self.store.snapshot()
 
     def apply(self, result: CycleResult) -> None:
         """Play a cycle's decisions: bound pods run, evicted pods go, PodGroup phases are written."""
+        pods = {_key(obj): obj for obj in self._of("Pod")}
         for task, node in result.binds:
-            pod = self.pod(task.key)
+            pod = pods.get(task.key)
             if pod is not None:
                 pod.setdefault("spec", {})["nodeName"] = node
                 pod.setdefault("status", {})["phase"] = "Running"
+                self._event(PODS, "MODIFIED", pod)
         evicted = {task.key for task, _ in result.evictions}
-        self.objects = [obj for obj in self.objects if not (obj.get("kind") == "Pod" and _key(obj) in evicted)]
+        kept: list[dict[str, Any]] = []
+        for obj in self.objects:
+            if obj.get("kind") == "Pod" and _key(obj) in evicted:
+                self._event(PODS, "DELETED", obj)
+            else:
+                kept.append(obj)
+        self.objects = kept
+        # As the runner does: the store holds the decided phases (a pod without a PodGroup has its
+        # phase nowhere else); the written PodGroups then come back as watch events.
+        self.store.record_phases({job: (status.phase, status.shadow) for job, status in result.pod_groups.items()})
         groups = {_key(obj): obj for obj in self._of("PodGroup")}
         for job_id, status in result.pod_groups.items():
-            if status.shadow:
-                self.shadow_phases[job_id] = status.phase
-            elif job_id in groups:
-                groups[job_id].setdefault("status", {})["phase"] = status.phase.value
+            group = groups.get(job_id)
+            if group is not None and not status.shadow:
+                group.setdefault("status", {})["phase"] = status.phase.value
+                self._event(POD_GROUPS, "MODIFIED", group)

@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from py_volcano.api import CPU, MEMORY, Resource
+from py_volcano.api import CPU, MEMORY, QueueFigures, Resource
 from py_volcano.api.quantity import parse_quantity
-from py_volcano.framework import QueueFigures
 from py_volcano.simulation.cluster import InMemoryCluster
 from py_volcano.simulation.scenario import Expect
 

@@ -7,8 +7,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from py_volcano.api import QueueFigures
 from py_volcano.errors import ConfigError, ScenarioError
-from py_volcano.framework import QueueFigures, Registry, run_cycle
+from py_volcano.framework import Registry, run_cycle
 from py_volcano.registry import default_registry, load_conf
 from py_volcano.simulation.cluster import InMemoryCluster
 from py_volcano.simulation.expect import Outcome, check
@@ -43,7 +44,7 @@ def _figures_json(figures: QueueFigures) -> dict[str, Any]:
 def run_scenario(
     scenario: Scenario, *, source: str, registry: Registry | None = None, cycles: int | None = None
 ) -> dict[str, Any]:
-    """Run the scenario and return the JSON report of FORMAT.md; ScenarioError when it is not valid."""
+    """Run the scenario and return the JSON report of docs/scenarios.md; ScenarioError when it is not valid."""
     registry = registry or default_registry()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -51,12 +52,12 @@ def run_scenario(
             conf = load_conf(scenario.scheduler_config, source=f"{source}: schedulerConfig", registry=registry)
         except ConfigError as exc:
             raise ScenarioError(str(exc)) from None
-    cluster = InMemoryCluster(scenario.objects, source=source)
+    cluster = InMemoryCluster(scenario.objects, source=source, scheduler_name=SCHEDULER_NAME)
     outcome = Outcome()
     warned: list[str] = [str(w.message) for w in caught] + cluster.warnings
     seconds: list[float] = []
     for cycle in range(cycles or scenario.cycles):
-        snapshot = cluster.snapshot(scheduler_name=SCHEDULER_NAME)
+        snapshot = cluster.snapshot()
         started = time.perf_counter()
         result = run_cycle(snapshot, conf, registry, cycle=cycle)
         seconds.append(round(time.perf_counter() - started, 6))

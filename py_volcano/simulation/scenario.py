@@ -1,4 +1,4 @@
-"""The scenario file of shared/scenarios/FORMAT.md: a cluster as manifests, a configuration, expectations."""
+"""The scenario file (docs/scenarios.md): a cluster as manifests, a configuration, expectations."""
 
 from __future__ import annotations
 

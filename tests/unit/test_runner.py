@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
@@ -28,6 +29,9 @@ def unfiltered_logging() -> Iterator[None]:
 ALLOCATE = "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: gang\n"
 ENQUEUE = "actions: enqueue\ntiers:\n- plugins:\n  - name: gang\n"
 BROKEN = "actions: enqueue, no-such-action\ntiers: []\n"
+BAD_ARGUMENT = (
+    "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n      binpack.weight: abc\n"
+)
 
 
 def publish(directory: Path, text: str, version: str) -> Path:
@@ -55,6 +59,9 @@ def test_without_a_file_the_packaged_default_runs() -> None:
     [
         pytest.param(None, "cannot read", id="missing"),
         pytest.param(BROKEN, "no-such-action", id="unknown-action"),
+        pytest.param(
+            BAD_ARGUMENT, "plugin binpack: argument binpack.weight: 'abc' is not an integer", id="bad-plugin-argument"
+        ),
     ],
 )
 def test_an_unusable_first_file_is_a_config_error(tmp_path: Path, text: str | None, message: str) -> None:
@@ -83,6 +90,20 @@ def test_a_swapped_file_is_reloaded_and_a_broken_one_keeps_the_last_good(tmp_pat
         publish(tmp_path, ENQUEUE, "v3")
         assert list(conf.current().actions) == ["enqueue"]
     assert [entry["event"] for entry in logs] == ["scheduler_conf_reloaded"]
+
+
+def test_a_reloaded_file_with_a_bad_plugin_argument_keeps_the_last_good(tmp_path: Path) -> None:
+    """A bad argument value fails the reload as a whole: the running configuration stays, the error is logged
+    naming the plugin, the key and the value."""
+    path = publish(tmp_path, ALLOCATE, "v1")
+    conf = ConfFile(path, default_registry())
+    good = conf.current()
+    with capture_logs() as logs:
+        publish(tmp_path, BAD_ARGUMENT, "v2")
+        assert conf.current() is good
+        assert conf.current() is good
+    assert [entry["event"] for entry in logs] == ["scheduler_conf_invalid"], "logged once, not every cycle"
+    assert logs[0]["reason"] == f"{path}: plugin binpack: argument binpack.weight: 'abc' is not an integer"
 
 
 def test_a_rewrite_with_the_same_content_keeps_the_loaded_configuration(tmp_path: Path) -> None:
@@ -114,7 +135,7 @@ def test_a_cycle_that_raises_is_logged_and_the_loop_goes_on() -> None:
     from py_volcano.runner import Runner
     from py_volcano.settings import Settings
 
-    async def scenario() -> tuple[object, list[dict[str, object]]]:
+    async def scenario() -> tuple[object, list[MutableMapping[str, Any]]]:
         client = ApiClient(Credentials(server="http://127.0.0.1:9"))
         try:
             runner = Runner(Settings(), client, ConfFile(None, default_registry()), registry=default_registry())

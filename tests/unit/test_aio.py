@@ -1,0 +1,37 @@
+"""The asyncio helpers of the IO edge: waits that end early and leave no waiter behind."""
+
+from __future__ import annotations
+
+import asyncio
+
+from py_volcano.aio import wait_any, wait_or_stop
+
+
+def test_wait_or_stop_says_whether_stop_was_set() -> None:
+    """A set stop ends the wait at once with True; an unset one sleeps the time out and gives False."""
+
+    async def scenario() -> tuple[bool, bool]:
+        stop = asyncio.Event()
+        timed_out = await wait_or_stop(stop, 0.01)
+        stop.set()
+        stopped = await wait_or_stop(stop, 5)
+        return timed_out, stopped
+
+    assert asyncio.run(scenario()) == (False, True)
+
+
+def test_wait_any_ends_on_the_first_event_and_cancels_the_other_waiters() -> None:
+    """One event of two set: the wait ends long before its timeout and no waiting task is left."""
+
+    async def scenario() -> tuple[float, int]:
+        first, second = asyncio.Event(), asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.01, second.set)
+        started = loop.time()
+        await wait_any(first, second, timeout=5)
+        waited = loop.time() - started
+        await asyncio.sleep(0)  # let the cancelled waiter finish
+        return waited, len(asyncio.all_tasks() - {asyncio.current_task()})
+
+    waited, left = asyncio.run(scenario())
+    assert waited < 1 and left == 0
