@@ -1,4 +1,4 @@
-"""Shared fixtures: the shared scenarios folder and the project root."""
+"""Shared fixtures: the project root."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_SCENARIOS = ROOT.parent / "shared" / "scenarios"
-OWN_SCENARIOS = ROOT / "tests" / "scenarios"
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Every scenario file, shared and our own, runs through the same runner as `py-volcano simulate`."""
+"""Every scenario file of tests/scenarios/ runs through the same runner as `py-volcano simulate`."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from py_volcano.simulation import run_scenario_file
-from tests.conftest import OWN_SCENARIOS, SHARED_SCENARIOS
+from tests.scenario_files import SCENARIO_DIR, scenario_files
 
-FILES = sorted(SHARED_SCENARIOS.glob("*.yaml")) + sorted(OWN_SCENARIOS.glob("*.yaml"))
+FILES = scenario_files(SCENARIO_DIR)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
