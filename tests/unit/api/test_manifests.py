@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from py_volcano.api import JobID, PodGroupPhase, QueueState, TaskStatus, parse_node, parse_pod, parse_pod_group, parse_queue
+from py_volcano.api import (
+    JobID,
+    PodGroupPhase,
+    QueueState,
+    TaskStatus,
+    parse_node,
+    parse_pod,
+    parse_pod_group,
+    parse_queue,
+)
 from py_volcano.errors import InvalidNode, InvalidPod, InvalidPodGroup, InvalidQueue, ObjectError
 from tests.builders import cluster, node, pod, pod_group, priority_class, queue
 
@@ -13,14 +22,52 @@ from tests.builders import cluster, node, pod, pod_group, priority_class, queue
     ("parse", "obj", "error", "field"),
     [
         pytest.param(parse_queue, queue(name="q", weight=0), InvalidQueue, "spec.weight", id="queue-weight-zero"),
-        pytest.param(parse_queue, queue(name="q", capability={"cpu": "lots"}), InvalidQueue, "spec.capability.cpu", id="queue-bad-quantity"),
-        pytest.param(parse_pod_group, {**pod_group(name="g"), "spec": {"minMember": -1}}, InvalidPodGroup, "spec.minMember", id="pg-negative-min"),
+        pytest.param(
+            parse_queue,
+            queue(name="q", capability={"cpu": "lots"}),
+            InvalidQueue,
+            "spec.capability.cpu",
+            id="queue-bad-quantity",
+        ),
+        pytest.param(
+            parse_pod_group,
+            {**pod_group(name="g"), "spec": {"minMember": -1}},
+            InvalidPodGroup,
+            "spec.minMember",
+            id="pg-negative-min",
+        ),
         pytest.param(parse_node, node(name="n", cpu="x"), InvalidNode, "status.allocatable.cpu", id="node-bad-cpu"),
-        pytest.param(lambda o: parse_pod(o, priority_classes={}), {"kind": "Pod", "metadata": {}}, InvalidPod, "metadata.name", id="pod-no-name"),
-        pytest.param(lambda o: parse_pod(o, priority_classes={}), pod(name="p", cpu="1e1000000"), InvalidPod, "spec.containers[0].resources.requests.cpu", id="pod-huge-cpu"),
-        pytest.param(parse_node, node(name="n", cpu="1e1000000"), InvalidNode, "status.allocatable.cpu", id="node-huge-cpu"),
-        pytest.param(parse_queue, queue(name="q", capability={"memory": "1e400Ei"}), InvalidQueue, "spec.capability.memory", id="queue-huge-memory"),
-        pytest.param(parse_pod_group, {**pod_group(name="g"), "spec": {"minResources": {"cpu": "1e1000000"}}}, InvalidPodGroup, "spec.minResources.cpu", id="pg-huge-min-resources"),
+        pytest.param(
+            lambda o: parse_pod(o, priority_classes={}),
+            {"kind": "Pod", "metadata": {}},
+            InvalidPod,
+            "metadata.name",
+            id="pod-no-name",
+        ),
+        pytest.param(
+            lambda o: parse_pod(o, priority_classes={}),
+            pod(name="p", cpu="1e1000000"),
+            InvalidPod,
+            "spec.containers[0].resources.requests.cpu",
+            id="pod-huge-cpu",
+        ),
+        pytest.param(
+            parse_node, node(name="n", cpu="1e1000000"), InvalidNode, "status.allocatable.cpu", id="node-huge-cpu"
+        ),
+        pytest.param(
+            parse_queue,
+            queue(name="q", capability={"memory": "1e400Ei"}),
+            InvalidQueue,
+            "spec.capability.memory",
+            id="queue-huge-memory",
+        ),
+        pytest.param(
+            parse_pod_group,
+            {**pod_group(name="g"), "spec": {"minResources": {"cpu": "1e1000000"}}},
+            InvalidPodGroup,
+            "spec.minResources.cpu",
+            id="pg-huge-min-resources",
+        ),
     ],
 )
 def test_errors_name_the_object_and_the_field(parse, obj, error: type[ObjectError], field: str) -> None:  # type: ignore[no-untyped-def]

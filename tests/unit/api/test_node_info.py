@@ -1,8 +1,10 @@
-"""NodeInfo bookkeeping (seed 002): Idle + Used = Allocatable, FutureIdle, and the arrays mirror."""
+"""NodeInfo bookkeeping (docs/semantics.md, "Node accounting"): Idle + Used = Allocatable, FutureIdle, and
+the arrays mirror."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from py_volcano.api import NodeArrays, NodeInfo, TaskStatus
 from tests.builders import cluster, node, pod
@@ -20,7 +22,7 @@ def _state(info: NodeInfo) -> tuple[float, ...]:
     )
 
 
-def test_running_releasing_and_pipelined_tasks_are_accounted_as_the_seed_says() -> None:
+def test_running_releasing_and_pipelined_tasks_are_accounted_as_documented() -> None:
     """Running uses idle; Releasing uses idle and counts as releasing; Pipelined only reserves."""
     snapshot = cluster(node(name="n", cpu="4"), pod(name="a", node_name="n", cpu="1"))
     info = snapshot.nodes["n"]
@@ -47,10 +49,8 @@ def test_adding_a_task_twice_fails_and_leaves_the_node_unchanged() -> None:
     info = snapshot.nodes["n"]
     before = _state(info)
     task = next(iter(info.tasks.values()))
-    try:
+    with pytest.raises(ValueError):
         info.add_task(task)
-    except ValueError:
-        pass
     assert _state(info) == before
 
 
@@ -70,7 +70,7 @@ def test_arrays_follow_every_change() -> None:
 
 
 def test_fit_uses_pod_slots_so_a_node_without_pods_fits_nothing() -> None:
-    """BEHAVIOUR.md: every pod uses one pods slot."""
+    """docs/semantics.md, "Node fit": every pod uses one pods slot."""
     snapshot = cluster(node(name="full", pods="0"), node(name="ok"))
     arrays = NodeArrays(list(snapshot.nodes.values()), [])
     request = arrays.request(next(iter(cluster(pod(name="p", cpu="100m")).jobs.values())).tasks.popitem()[1].resreq)

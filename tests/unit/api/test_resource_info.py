@@ -1,4 +1,4 @@
-"""The resource model against every example of seed 002 (002_7f64123dc496f917.txt)."""
+"""The resource model (docs/semantics.md, "Resources") against worked examples of each operation."""
 
 from __future__ import annotations
 
@@ -14,22 +14,24 @@ GPU = "nvidia.com/gpu"
 
 def res(cpu: float = 0, mem: float = 0, **scalars: float) -> Resource:
     """cpu in milli, mem in Gi, scalars in whole units (stored milli)."""
-    return Resource(cpu, mem * GI, {k.replace("_", "/").replace("nvidia/", "nvidia.com/"): v * 1000 for k, v in scalars.items()})
+    return Resource(
+        cpu, mem * GI, {k.replace("_", "/").replace("nvidia/", "nvidia.com/"): v * 1000 for k, v in scalars.items()}
+    )
 
 
-def test_seed_002_add() -> None:
+def test_add_example() -> None:
     """Add: cpu=2000,mem=4Gi,gpu=1 + cpu=1000,mem=2Gi,gpu=1 = cpu=3000,mem=6Gi,gpu=2."""
     total = res(2000, 4, nvidia_gpu=1).add(res(1000, 2, nvidia_gpu=1))
     assert (total.milli_cpu, total.memory, total.scalars) == (3000, 6 * GI, {GPU: 2000})
 
 
-def test_seed_002_less() -> None:
+def test_less_example() -> None:
     """Less: {1000, 2Gi, gpu 1} < {2000, 4Gi, gpu 2} in every dimension."""
     assert res(1000, 2, nvidia_gpu=1).less(res(2000, 4, nvidia_gpu=2), ZERO)
     assert not res(2000, 2, nvidia_gpu=1).less(res(2000, 4, nvidia_gpu=2), ZERO)
 
 
-def test_seed_002_less_equal_with_resources_name() -> None:
+def test_less_equal_with_resources_name_example() -> None:
     """{3000, 8Gi, gpu 2} vs {2000, 4Gi, gpu 4}: (false, [cpu, memory])."""
     assert res(3000, 8, nvidia_gpu=2).less_equal_with_resources_name(res(2000, 4, nvidia_gpu=4), ZERO) == (
         False,
@@ -37,25 +39,25 @@ def test_seed_002_less_equal_with_resources_name() -> None:
     )
 
 
-def test_seed_002_less_equal_with_dimension_and_resources_name() -> None:
+def test_less_equal_with_dimension_and_resources_name_example() -> None:
     """Only dimensions the request asks for count: a GPU-only request ignores CPU and memory."""
     assert res(3000, 8).less_equal_with_dimension_and_resources_name(res(2000, 4), res(nvidia_gpu=1)) == (True, [])
     assert res(3000, 8).less_equal_with_dimension_and_resources_name(res(2000, 4), res(cpu=1)) == (False, ["cpu"])
 
 
-def test_seed_002_diff() -> None:
+def test_diff_example() -> None:
     """{3000, 2Gi} vs {2000, 4Gi}: increased cpu 1000, decreased memory 2Gi."""
     increased, decreased = res(3000, 2).diff(res(2000, 4), ZERO)
     assert (increased.milli_cpu, increased.memory) == (1000, 0)
     assert (decreased.milli_cpu, decreased.memory) == (0, 2 * GI)
 
 
-def test_seed_002_future_idle_example() -> None:
+def test_future_idle_example() -> None:
     """Idle 100m + Releasing 500m - Pipelined 300m = 300m."""
     assert res(100).add(res(500)).sub_without_assert(res(300)).milli_cpu == 300
 
 
-def test_seed_002_pod_request_is_max_of_containers_sum_and_init_max() -> None:
+def test_pod_request_is_max_of_containers_sum_and_init_max() -> None:
     """Containers 500m/1Gi + 300m/512Mi, init 1000m/512Mi and 200m/2Gi: request 1000m/2Gi."""
     spec = {
         "containers": [
@@ -141,7 +143,7 @@ def test_from_list_parses_quantities_and_names_bad_keys() -> None:
     """Kubernetes quantities; pods go to max_task_num; a bad quantity names its key."""
     parsed = Resource.from_list({"cpu": "1500m", "memory": "1Gi", "pods": "110", GPU: 2})
     assert (parsed.milli_cpu, parsed.memory, parsed.max_task_num, parsed.scalars) == (1500, GI, 110, {GPU: 2000})
-    with pytest.raises(ValueError, match="^memory: "):
+    with pytest.raises(ValueError, match=r"^memory: "):
         Resource.from_list({"memory": "lots"})
 
 

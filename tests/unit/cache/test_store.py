@@ -127,7 +127,11 @@ def test_a_malformed_pod_is_kept_out_of_the_snapshot_and_named_in_its_warnings(s
     [
         pytest.param(PODS, pod("huge", rv=10, cpu="1e1000000"), id="pod-quantity-beyond-any-range"),
         pytest.param(NODES, node("huge", rv=10, cpu="1e1000000"), id="node-quantity-beyond-any-range"),
-        pytest.param(PODS, {**pod("odd", rv=10), "spec": {"containers": [{"resources": {"requests": []}}]}}, id="pod-requests-not-a-map"),
+        pytest.param(
+            PODS,
+            {**pod("odd", rv=10), "spec": {"containers": [{"resources": {"requests": []}}]}},
+            id="pod-requests-not-a-map",
+        ),
         pytest.param(POD_GROUPS, {**pod_group("odd", rv=10), "spec": ["not", "a", "map"]}, id="pod-group-spec-a-list"),
     ],
 )
