@@ -1,4 +1,6 @@
-"""The Helm chart, deploy/py-volcano.yaml and the CRDs, checked with the real helm and a real API server.
+"""The Helm chart, deploy/py-volcano.yaml and the CRDs, checked with the real helm and a real API server:
+the values schema refuses invalid values at `helm install`, and a CRD changed by a new chart reaches the
+cluster through `helm upgrade`.
 
 helm is looked up at ``${PY_VOLCANO_CACHE:-$HOME/.cache/py-volcano}/bin/helm`` (built by
 hack/build-control-plane.sh), then on PATH. Without it these tests FAIL: they are the only check
@@ -12,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -167,6 +170,39 @@ def test_service_monitor_scrapes_the_metrics_service(helm: str) -> None:
     (endpoint,) = monitor["spec"]["endpoints"]
     assert endpoint["port"] == service["spec"]["ports"][0]["name"] == "metrics"
     assert endpoint["path"] == "/metrics"
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        pytest.param(["--set", "replicaCount=-1"], "/replicaCount", id="negative-replicas"),
+        pytest.param(["--set", "scheduler.schedulePeriod=abc"], "/scheduler/schedulePeriod", id="period-abc"),
+        pytest.param(["--set", "scheduler.schedulePeriod=0"], "/scheduler/schedulePeriod", id="period-zero"),
+        pytest.param(["--set", "scheduler.logLevel=verbose"], "/scheduler/logLevel", id="log-level"),
+        pytest.param(["--set", "metrics.port=70000"], "/metrics/port", id="port"),
+        pytest.param(["--set", "replicaCout=2"], "replicaCout", id="typo"),
+    ],
+)
+def test_the_schema_refuses_invalid_values(helm: str, values: list[str], message: str) -> None:
+    result = run(helm, "template", "py-volcano", str(CHART), *values, check=False)
+    assert result.returncode != 0
+    assert "values don't meet the specifications of the schema" in result.stderr
+    assert message in result.stderr
+
+
+def test_leader_election_rolls_out_new_pod_first(helm: str) -> None:
+    """The new pod starts (as a standby) before the old one stops, which hands the Lease over."""
+    strategy = one(render(helm), "Deployment")["spec"]["strategy"]
+    assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+
+
+def test_crds_are_templates_kept_on_uninstall(helm: str) -> None:
+    docs = render(helm)
+    crds = [doc for doc in docs if doc["kind"] == "CustomResourceDefinition"]
+    assert sorted(doc["metadata"]["name"] for doc in crds) == sorted(CRD_NAMES)
+    assert all(doc["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"} for doc in crds)
+    assert not [doc for doc in render(helm, "--set", "crds.install=false") if doc["kind"] == "CustomResourceDefinition"]
+    assert not (CHART / "crds").exists(), "Helm installs a chart's crds/ once and never upgrades it"
 
 
 def test_settings_reach_the_flags(helm: str) -> None:
@@ -329,3 +365,72 @@ def test_deploy_manifest_is_accepted_by_the_api_server(kubectl: Any) -> None:
     finally:
         if not namespace_existed:
             kubectl("delete", "namespace", "volcano-system", "--wait=false")
+
+
+# --- helm install and upgrade against the API server ----------------------------------------------------
+
+
+@pytest.fixture
+def release(control_plane: Any, kubectl: Any, helm: str) -> Iterator[tuple[str, str, Any]]:
+    """A release name and namespace (created), and a `helm` runner on the e2e cluster; uninstalled after."""
+    name, namespace = f"pv-{uuid.uuid4().hex[:6]}", f"pv-chart-{uuid.uuid4().hex[:6]}"
+    kubectl("create", "namespace", namespace)
+
+    def helm_(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return run(helm, *args, "--namespace", namespace, "--kubeconfig", str(control_plane.kubeconfig), check=check)
+
+    yield name, namespace, helm_
+    helm_("uninstall", name, check=False)
+    kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+
+
+def test_helm_install_refuses_invalid_values(kubectl: Any, release: tuple[str, str, Any]) -> None:
+    """The schema stops `helm install` itself: nothing reaches the cluster."""
+    name, namespace, helm_ = release
+    result = helm_("install", name, str(CHART), "--set", "replicaCount=-1", check=False)
+    assert result.returncode != 0 and "/replicaCount" in result.stderr
+    assert helm_("status", name, check=False).returncode != 0
+    assert kubectl("get", "deployments", "-n", namespace, "-o", "name").stdout == ""
+
+
+def _printer_columns(kubectl: Any, crd: str) -> list[str]:
+    found = json.loads(kubectl("get", "crd", crd, "-o", "json").stdout)
+    (version,) = found["spec"]["versions"]
+    return [column["name"] for column in version.get("additionalPrinterColumns", [])]
+
+
+def test_helm_upgrade_brings_a_changed_crd_to_the_cluster(
+    kubectl: Any, release: tuple[str, str, Any], tmp_path: Path
+) -> None:
+    """Install (taking over the CRDs the cluster has), upgrade to a chart whose Queue CRD has one more
+    printer column, see it served, upgrade back; uninstall keeps the CRDs."""
+    name, _, helm_ = release
+    queues = "queues.scheduling.volcano.sh"
+    helm_("install", name, str(CHART), "--take-ownership", "--set", "replicaCount=0")
+    annotations = json.loads(kubectl("get", "crd", queues, "-o", "json").stdout)["metadata"]["annotations"]
+    assert annotations["meta.helm.sh/release-name"] == name
+    assert annotations["helm.sh/resource-policy"] == "keep"
+    before = _printer_columns(kubectl, queues)
+
+    changed = tmp_path / "py-volcano"
+    shutil.copytree(CHART, changed)
+    crd_file = changed / "files" / "crds" / "scheduling.volcano.sh_queues.yaml"
+    crd = yaml.safe_load(crd_file.read_text())
+    crd["spec"]["versions"][0]["additionalPrinterColumns"].append(
+        {"name": "Reclaimable", "type": "boolean", "jsonPath": ".spec.reclaimable"}
+    )
+    crd_file.write_text(yaml.safe_dump(crd))
+    helm_("upgrade", name, str(changed), "--set", "replicaCount=0")
+    assert _printer_columns(kubectl, queues) == [*before, "Reclaimable"]
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}}
+    kubectl("create", "-f", "-", input=json.dumps(queue))
+    try:
+        header, row = kubectl("get", "queue", name).stdout.splitlines()
+    finally:
+        kubectl("delete", "queue", name)
+    assert header.split()[-1] == "RECLAIMABLE" and row.split()[-1] == "true", "the schema's default, served"
+
+    helm_("upgrade", name, str(CHART), "--set", "replicaCount=0")
+    assert _printer_columns(kubectl, queues) == before
+    helm_("uninstall", name)
+    assert kubectl("get", "crd", queues, check=False).returncode == 0, "helm.sh/resource-policy: keep"

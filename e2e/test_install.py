@@ -41,6 +41,7 @@ COLLECTIONS = {
     "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
     "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
     "PodDisruptionBudget": "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+    "CustomResourceDefinition": "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
 }
 
 
@@ -54,13 +55,17 @@ def helm() -> str:
 
 @pytest.fixture
 def release(control_plane: Any, rest: Rest, helm: str) -> Any:
-    """`helm install` of the chart into a fresh namespace (two replicas: leader election and a PDB)."""
+    """`helm install` of the chart into a fresh namespace (two replicas: leader election and a PDB).
+
+    The cluster has the CRDs already (installed for every test): the release takes them over, as a
+    release of chart 0.1.0 moving to CRD templates does, and keeps them when uninstalled.
+    """
     namespace = create_namespace(rest, token("pv-install"))
     name = token("pv")
     values = ["--set", "replicaCount=2"]
     subprocess.run(
         [helm, "install", name, str(CHART), "--namespace", namespace, "--kubeconfig", str(control_plane.kubeconfig),
-         *values, "--wait=false"],
+         *values, "--take-ownership", "--wait=false"],
         check=True, capture_output=True, text=True, cwd=REPO,
     )
     yield name, namespace, render_release(helm, name, namespace, values)
@@ -144,5 +149,9 @@ def test_readme_quick_start(tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert any(line.split()[:3] == ["train", "Running", "4"] for line in lines), result.stdout
     assert any(line.split()[:2] == ["too-big", "Inqueue"] for line in lines), result.stdout
+    # the batch/v1 Job: its four pods in one PodGroup made by the controller, each on a node
+    render = [line.split() for line in lines if line.startswith("render-") and len(line.split()) == 3]
+    assert len(render) == 4 and len({group for _, group, _ in render}) == 1, result.stdout
+    assert all(group.startswith("podgroup-") and node.startswith("demo-node-") for _, group, node in render)
     assert "Unschedulable: " in result.stdout
     assert 'volcano_queue_deserved_milli_cpu{queue_name="research"}' in result.stdout

@@ -1,8 +1,9 @@
 """/metrics of a running `py-volcano run` against the real API server: queue metrics by label, with values.
 
 Two queues of this test's own on two kwok nodes: `qa` (weight 3) holds a 3-pod gang that fits, `qb`
-(weight 1) a 2-pod gang that fits and a one-pod GPU group no node can take. Once the binds are seen
-and the gangs run, every queue series is checked against what those pods request.
+(weight 1, capability 6 CPUs) a 2-pod gang that fits and a one-pod GPU group no node can take, which
+the queue admits (its minResources fit) and keeps Inqueue. Once the binds are seen and the gangs run,
+every queue series is checked against what those pods request, and the job series against the gangs.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ GPU = "nvidia.com/gpu"
 def queues(rest: Rest) -> Iterator[dict[str, str]]:
     names = {"qa": token("qa"), "qb": token("qb")}
     rest.create(queue(names["qa"], weight=3))
-    rest.create(queue(names["qb"], weight=1))
+    rest.create(queue(names["qb"], weight=1, capability={"cpu": "6"}))
     yield names
     for name in names.values():
         rest.delete("Queue", name)
@@ -54,7 +55,7 @@ def test_queue_metrics_of_a_running_scheduler(
     nodes.add(cpu="4", memory="8Gi")
     rest.create(pod_group("ga", namespace, min_member=3, queue=qa))
     rest.create(pod_group("gb", namespace, min_member=2, queue=qb))
-    rest.create(pod_group("gpu", namespace, min_member=1, queue=qb))
+    rest.create(pod_group("gpu", namespace, min_member=1, queue=qb, minResources={"cpu": "1", "memory": "100Mi"}))
     for i in range(3):
         rest.create(pod(f"ga-{i}", namespace, scheduler=scheduler_name, group="ga"))
     for i in range(2):
@@ -83,7 +84,7 @@ def test_queue_metrics_of_a_running_scheduler(
         assert process.terminate() == 0, process.tail()
     queue_status = rest.get("Queue", qa) or {}  # read after SIGTERM, which flushes the status writer
 
-    cpu, memory = "volcano_queue_{}_milli_cpu", "volcano_queue_{}_memory"
+    cpu, memory = "volcano_queue_{}_milli_cpu", "volcano_queue_{}_memory_bytes"
     expected = {
         (cpu.format("allocated"), qa): 3000,
         (memory.format("allocated"), qa): 300 * MI,
@@ -94,6 +95,11 @@ def test_queue_metrics_of_a_running_scheduler(
         (cpu.format("request"), qb): 3000,
         (memory.format("request"), qb): 300 * MI,
         (cpu.format("deserved"), qa): 3000,  # qa asks less than its weighted share: it deserves its request
+        (cpu.format("capacity"), qb): 6000,
+        (cpu.format("real_capacity"), qb): 6000,  # within the two nodes' 8 CPUs
+        (cpu.format("inqueue"), qb): 1000,  # the GPU group's minResources, admitted and not running
+        (memory.format("inqueue"), qb): 100 * MI,
+        (cpu.format("inqueue"), qa): 0,
         ("volcano_queue_weight", qa): 3,
         ("volcano_queue_weight", qb): 1,
         ("volcano_queue_pod_group_running_count", qa): 1,
@@ -112,9 +118,10 @@ def test_queue_metrics_of_a_running_scheduler(
     )
     assert of_queue(samples, scalar, qa, resource=GPU) is None, "qa requests no GPU"
     assert of_queue(samples, "volcano_queue_allocated_scalar_resources", qb, resource=GPU) is None
-    for name in ("deserved", "capability"):
+    for name in ("deserved", "real_capacity"):
         for q in (qa, qb):
             assert of_queue(samples, cpu.format(name), q) is not None, (name, q)
+    assert of_queue(samples, cpu.format("capacity"), qa) is None, "qa has no capability"
     assert of_queue(samples, "volcano_queue_share", qa) == pytest.approx(1.0)
     assert of_queue(samples, "volcano_queue_overused", qa) == 1, "allocated reached deserved"
 
@@ -123,9 +130,38 @@ def test_queue_metrics_of_a_running_scheduler(
     cycles = samples["volcano_scheduling_cycles_total"][frozenset()]
     assert cycles >= 2
     assert samples["volcano_e2e_scheduling_latency_milliseconds_count"][frozenset()] == cycles
-    assert samples["volcano_pod_e2e_scheduling_latency_seconds_count"][frozenset()] == 5
+    latency = samples["volcano_task_scheduling_latency_milliseconds_count"]
+    assert (latency[frozenset({("stage", "Assumed")})], latency[frozenset({("stage", "Bound")})]) == (5, 5)
+    assert_job_series(samples, namespace, qa, qb)
 
     status = queue_status.get("status") or {}
     assert (status.get("running"), status.get("allocated", {}).get("cpu")) == (1, "3"), (
         "the runner drives the status writer"
     )
+
+
+def assert_job_series(
+    samples: dict[str, dict[frozenset[tuple[str, str]], float]], namespace: str, qa: str, qb: str
+) -> None:
+    """Shares are drf's (ga holds 3 CPUs, gb 2), the GPU group lacks its one task, the gangs have e2e times."""
+    def job(name: str, **labels: str) -> float | None:
+        return samples.get(name, {}).get(frozenset(labels.items()))
+
+    ga, gb = (job("volcano_job_share", job_ns=namespace, job_id=g) for g in ("ga", "gb"))
+    assert ga is not None and gb is not None and ga == pytest.approx(1.5 * gb), (ga, gb)
+    assert job("volcano_job_share", job_ns=namespace, job_id="gpu") == 0
+    assert job("volcano_unschedule_task_count", job_id="gpu") == 1
+    assert job("volcano_unschedule_task_count", job_id="ga") is None, "a ready job has no series"
+    assert (job("volcano_unschedule_job_count") or 0) >= 1
+    # prometheus_client's parser reads the bare counter name with `_total` appended.
+    assert (job("volcano_job_retry_counts_total", job_id="gpu") or 0) >= 1
+    for group, queue_name in (("ga", qa), ("gb", qb)):
+        labels = {"job_name": group, "queue": queue_name, "job_namespace": namespace}
+        duration = job("volcano_e2e_job_scheduling_duration", **labels)
+        assert duration is not None and duration > 0, group
+        start, last = job("volcano_e2e_job_scheduling_start_time", **labels), job(
+            "volcano_e2e_job_scheduling_last_time", **labels
+        )
+        assert start is not None and last is not None and start <= last, (start, last)
+    assert job("volcano_e2e_job_scheduling_latency_milliseconds_count") == 5
+    assert (job("volcano_namespace_share", namespace_name=namespace) or 0) == pytest.approx(ga + gb)

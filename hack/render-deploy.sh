@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Render charts/py-volcano with default values into deploy/py-volcano.yaml, the plain
-# manifest for clusters without Helm: a Namespace, then `helm template --include-crds`.
+# manifest for clusters without Helm: a Namespace, then `helm template` (the CRDs are templates).
 #
 # usage: hack/render-deploy.sh [OUTPUT]   (OUTPUT defaults to deploy/py-volcano.yaml; "-" is stdout)
 #
@@ -35,7 +35,7 @@ kind: Namespace
 metadata:
   name: $namespace
 HEADER
-  (cd "$root" && "$helm" template "$release" charts/py-volcano --namespace "$namespace" --include-crds)
+  (cd "$root" && "$helm" template "$release" charts/py-volcano --namespace "$namespace")
 }
 
 if [[ "$output" == "-" ]]; then

@@ -18,6 +18,10 @@ if ! bash hack/build-control-plane.sh; then
   echo "error: the local Kubernetes control plane could not be built; e2e tests cannot run" >&2
   exit 1
 fi
+if ! bash hack/install-tools.sh; then
+  echo "error: the e2e tools (Prometheus, buildah, mmdebstrap, podman) could not be installed" >&2
+  exit 1
+fi
 
 echo "== lint: ruff, mypy --strict, import-linter layer contracts"
 .venv/bin/ruff check .

@@ -34,6 +34,14 @@ app.kubernetes.io/component: scheduler
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
+{{/* Labels of the CRDs: the release's, without the scheduler component. */}}
+{{- define "py-volcano.crdLabels" -}}
+helm.sh/chart: {{ include "py-volcano.chart" . }}
+{{ include "py-volcano.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
 {{- define "py-volcano.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
 {{- default (include "py-volcano.fullname" .) .Values.serviceAccount.name }}

@@ -14,7 +14,7 @@ from .openapi_subset import QUANTITY_PATTERN, structural_errors, validate_object
 
 REPO = Path(__file__).resolve().parents[3]
 CRDS = REPO / "crds"
-CHART_CRDS = REPO / "charts" / "py-volcano" / "crds"
+CHART_CRDS = REPO / "charts" / "py-volcano" / "files" / "crds"
 FIXTURES = Path(__file__).parent / "fixtures"
 QUEUE_CRD = "scheduling.volcano.sh_queues.yaml"
 PODGROUP_CRD = "scheduling.volcano.sh_podgroups.yaml"
@@ -49,14 +49,16 @@ def fixture_objects() -> list[Any]:
 
 
 def test_chart_ships_exactly_the_top_level_crds() -> None:
-    """charts/py-volcano/crds/ holds byte-identical copies of crds/, and nothing else."""
+    """charts/py-volcano/files/crds/ (read by templates/crds.yaml) holds byte-identical copies of crds/, and
+    nothing else; the chart has no crds/ folder, which Helm would install once and never upgrade."""
     top = sorted(path.name for path in CRDS.glob("*.yaml"))
     assert top == [PODGROUP_CRD, QUEUE_CRD]
     assert sorted(path.name for path in CHART_CRDS.iterdir()) == top
     for name in top:
         assert (CHART_CRDS / name).read_bytes() == (CRDS / name).read_bytes(), (
-            f"charts/py-volcano/crds/{name} differs"
+            f"charts/py-volcano/files/crds/{name} differs"
         )
+    assert not (REPO / "charts" / "py-volcano" / "crds").exists()
 
 
 # --- identity -----------------------------------------------------------------------------------
