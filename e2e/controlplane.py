@@ -74,7 +74,11 @@ CONTROL_PLANE_BINARIES = (
 
 #: kube-controller-manager controllers run by default.  nodelifecycle removes the
 #: node.kubernetes.io/not-ready taint once kwok marks a node Ready;
-#: clusterrole-aggregation fills aggregated ClusterRoles (admin/edit/view...).
+#: clusterrole-aggregation fills aggregated ClusterRoles (admin/edit/view...);
+#: the workload controllers (job, deployment, replicaset, statefulset) create real pods
+#: for the PodGroup controller's tests and the demo, and garbagecollector removes what
+#: their owners leave behind (pods, PodGroups); resourcequota keeps ResourceQuota status
+#: (the ResourceQuota admission plugin refuses pods against a quota without one).
 DEFAULT_CONTROLLERS = (
     "namespace",
     "serviceaccount",
@@ -83,6 +87,11 @@ DEFAULT_CONTROLLERS = (
     "disruption",
     "nodelifecycle",
     "clusterrole-aggregation",
+    "job",
+    "deployment",
+    "replicaset",
+    "statefulset",
+    "resourcequota",
 )
 
 #: kwok Stage manifests (relative to <cache>/share/kwok/stage) played by default:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bring py-volcano up on a local cluster with a demo workload, on a fresh machine:
 # a real kube-apiserver + etcd + kube-controller-manager + kwok (built from source and cached),
-# the CRDs, four fake nodes, `py-volcano run` as a local process, and deploy/demo/workload.yaml.
+# the CRDs, four fake nodes, `py-volcano run` as a local process (scheduler and PodGroup controller),
+# and deploy/demo/workload.yaml.
 # It prints what the scheduler did, then keeps the scheduler running until Ctrl-C and tears
 # everything down. DEMO_SECONDS=N stops it after N seconds instead (used by the e2e test).
 set -euo pipefail
@@ -45,6 +46,11 @@ echo "== podgroups"
 "$kubectl" get podgroups -n demo
 echo "== queues"
 "$kubectl" get queues
+echo "== the Job render (batch/v1, group-min-member 4): one PodGroup made by the controller, bound whole"
+render_group=$("$kubectl" get pods -n demo -l job-name=render -o jsonpath='{.items[0].metadata.annotations.scheduling\.k8s\.io/group-name}')
+"$kubectl" get podgroup "$render_group" -n demo
+"$kubectl" get pods -n demo -l job-name=render \
+  -o custom-columns='POD:.metadata.name,PODGROUP:.metadata.annotations.scheduling\.k8s\.io/group-name,NODE:.spec.nodeName'
 echo "== why too-big waits"
 "$kubectl" get podgroup too-big -n demo -o jsonpath='{range .status.conditions[*]}{.type}: {.message}{"\n"}{end}'
 echo "== queue metrics"
