@@ -13,9 +13,11 @@ How the real run is set up (docs/scenarios.md, "Between cycles" and "On a real A
   would make it Ready); a manifest's `status` is written through the status subresource; pods the
   manifest shows Running are waited for until Running. Queues, PodGroups and Pods are created in
   listing order one second apart, so creationTimestamps order them as listing positions do in the
-  simulator.
+  simulator. Every other kind the scenario holds (RuntimeClasses, LimitRanges, ResourceQuotas, ...) is
+  created first, through the API server's discovery, so its admission plugins change the pods as
+  `py-volcano simulate` plays them (docs/scenarios.md, "What the API server does").
 * the scheduler runs exactly `cycles` cycles; each starts once the previous one's binds and evictions
-  are observed in its cache.
+  are observed in its cache. A scenario's `now` is its `--clock-start`.
 
 Where each expectation is read (the same `py_volcano.simulation.expect.check` judges them):
 * `bound`, `unbound`: the pods' `spec.nodeName` on the API server after the run;
@@ -43,7 +45,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from e2e.controlplane import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
-from e2e.harness import Nodes, Rest, Scheduler, create_namespace, token, wait_for
+from e2e.harness import KINDS, Nodes, Rest, Scheduler, create_namespace, token, wait_for
 from py_volcano.api import CPU, MEMORY, QueueFigures, Resource
 from py_volcano.simulation.expect import Outcome, check
 from py_volcano.simulation.scenario import Scenario, load_scenario
@@ -56,8 +58,8 @@ FILES = scenario_files(SCENARIO_DIR, *configured_dirs(os.environ))
 #: Scenarios a real API server cannot play as written, and why (strict: once fixed, drop the entry).
 DIVERGENT: dict[str, str] = {}
 
-#: Created first, in any order: what the ordered objects refer to.
-_SETUP = ("Namespace", "PriorityClass", "Node", "PodDisruptionBudget")
+#: Created in listing order, one second apart; every other kind is created first, in any order.
+_ORDERED = ("Queue", "PodGroup", "Pod")
 
 #: Label on every scenario Node (kwok-managed or not), so a later run may delete it.
 SCENARIO_LABEL = "py-volcano.e2e/scenario"
@@ -101,14 +103,49 @@ class ApiCluster:
         return self.rest.get("Pod", name, namespace)
 
 
-def _real(obj: Mapping[str, Any], names: Names, scheduler: str) -> dict[str, Any]:
+class Discovery:
+    """Where the API server serves a kind: (collection prefix, plural, namespaced), read from discovery."""
+
+    def __init__(self, rest: Rest) -> None:
+        self.rest = rest
+        self._groups: dict[str, dict[str, tuple[str, bool]]] = {}
+
+    def resource(self, obj: Mapping[str, Any]) -> tuple[str, str, bool]:
+        """Return (prefix, plural, namespaced) of the manifest's apiVersion and kind."""
+        api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+        prefix = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
+        if prefix not in self._groups:
+            listing = self.rest.ok("GET", prefix)
+            self._groups[prefix] = {
+                r["kind"]: (r["name"], bool(r["namespaced"])) for r in listing["resources"] if "/" not in r["name"]
+            }
+        found = self._groups[prefix].get(kind)
+        if found is None:
+            pytest.fail(f"the API server serves no {kind} in {api_version}", pytrace=False)
+        return prefix, found[0], found[1]
+
+    def namespaced(self, obj: Mapping[str, Any]) -> bool:
+        """Return whether the manifest's kind lives in a namespace."""
+        return self.resource(obj)[2]
+
+    def path(self, obj: Mapping[str, Any], *, name: bool = False) -> str:
+        """Return the manifest's collection path, or its own path with `name`."""
+        prefix, plural, namespaced = self.resource(obj)
+        meta = obj["metadata"]
+        path = (
+            f"{prefix}/namespaces/{meta.get('namespace') or 'default'}/{plural}" if namespaced else f"{prefix}/{plural}"
+        )
+        return f"{path}/{meta['name']}" if name else path
+
+
+def _real(obj: Mapping[str, Any], names: Names, scheduler: str, *, namespaced: bool) -> dict[str, Any]:
     """Return the manifest as created in this run: namespace mapped, our scheduler name, kwok nodes."""
     real = copy.deepcopy(dict(obj))
     meta = real.setdefault("metadata", {})
     kind = real["kind"]
     if kind == "Namespace":
         meta["name"] = names.namespace(meta["name"])
-    elif kind in ("Pod", "PodGroup", "PodDisruptionBudget"):
+    elif namespaced:
         meta["namespace"] = names.namespace(meta.get("namespace") or "default")
     if kind == "Node":
         meta.setdefault("labels", {})[SCENARIO_LABEL] = "true"
@@ -118,8 +155,6 @@ def _real(obj: Mapping[str, Any], names: Names, scheduler: str) -> dict[str, Any
         spec = real.setdefault("spec", {})
         if spec.get("schedulerName") == "py-volcano":
             spec["schedulerName"] = scheduler
-        if spec.get("priorityClassName"):
-            spec.pop("priority", None)  # the Priority admission plugin fills it in from the class
     return real
 
 
@@ -129,10 +164,10 @@ def _ready(node: Mapping[str, Any]) -> bool:
     return not any(c.get("type") == "Ready" and c.get("status") != "True" for c in conditions)
 
 
-def _namespaces(scenario: Scenario) -> set[str]:
+def _namespaces(scenario: Scenario, discovery: Discovery) -> set[str]:
     found = {str(o["metadata"]["name"]) for o in scenario.objects if o["kind"] == "Namespace"}
     for obj in scenario.objects:
-        if obj["kind"] in ("Pod", "PodGroup", "PodDisruptionBudget"):
+        if obj["kind"] != "Namespace" and discovery.namespaced(obj):
             found.add(str(obj["metadata"].get("namespace") or "default"))
     return found
 
@@ -238,21 +273,32 @@ class ScenarioRun:
         self.namespaces: list[str] = []
         self.cluster_scoped: list[tuple[str, str]] = []
         self.system_objects: list[tuple[str, str, str]] = []
+        self.discovery = Discovery(rest)
+        self.process: Scheduler | None = None  # the last run's scheduler and /metrics page, for extra checks
+        self.page = ""
+        self.other_paths: list[str] = []  # objects of other kinds that outlive the namespaces: deleted by path
 
     def apply(self) -> None:
         """Create every object, statuses included, and wait until the cluster shows them.
 
-        Namespaces, PriorityClasses, Nodes and PDBs come first. Then Queues, and PodGroups with Pods,
-        each in listing order and each in a later second than the one before: creationTimestamp has
-        one-second resolution, and the scheduler orders jobs, tasks and queues by it (ties by uid),
-        as the simulator orders them by listing position.
+        Every kind but Queues, PodGroups and Pods comes first (namespaces, PriorityClasses, nodes, PDBs,
+        RuntimeClasses, LimitRanges, ResourceQuotas, whose status the quota controller must have written
+        before a pod is admitted). Then Queues, and PodGroups with Pods, each in listing order and each
+        in a later second than the one before: creationTimestamp has one-second resolution, and the
+        scheduler orders jobs, tasks and queues by it (ties by uid), as the simulator orders them by
+        listing position.
         """
         _clean_cluster(self.rest)
-        for namespace in sorted(_namespaces(self.scenario) - SYSTEM_NAMESPACES):
+        for namespace in sorted(_namespaces(self.scenario, self.discovery) - SYSTEM_NAMESPACES):
             self.namespaces.append(create_namespace(self.rest, self.names.namespace(namespace)))
-        objects = [_real(o, self.names, self.scheduler) for o in self.scenario.objects]
-        for obj in (o for o in objects if o["kind"] in _SETUP):
+        objects = [
+            _real(o, self.names, self.scheduler, namespaced=o["kind"] != "Namespace" and self.discovery.namespaced(o))
+            for o in self.scenario.objects
+        ]
+        for obj in (o for o in objects if o["kind"] not in _ORDERED):
             self._create(obj)
+        for quota in (o for o in objects if o["kind"] == "ResourceQuota"):
+            wait_for(f"ResourceQuota {quota['metadata']['name']} counted", partial(self._quota_counted, quota))
         queues = [o for o in objects if o["kind"] == "Queue"]
         jobs = [o for o in objects if o["kind"] in ("PodGroup", "Pod")]
         created_at = 0.0
@@ -284,6 +330,8 @@ class ScenarioRun:
                 self.rest.create(obj)
                 self.nodes.names.append(meta["name"])
             return 0.0
+        if kind not in KINDS:
+            return self._create_other(obj)
         if kind == "PriorityClass":
             self.rest.delete("PriorityClass", meta["name"])
         if kind in ("PriorityClass", "Queue"):
@@ -294,6 +342,31 @@ class ScenarioRun:
         stamp = created["metadata"]["creationTimestamp"]
         return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
+    def _create_other(self, obj: dict[str, Any]) -> float:
+        """Create an object of a kind the harness has no name for, through discovery; its status too."""
+        body = {key: value for key, value in obj.items() if key != "status"}
+        self.rest.ok("POST", self.discovery.path(obj), body)
+        if obj.get("status"):
+            patch = {"status": obj["status"]}
+            self.rest.ok(
+                "PATCH",
+                self.discovery.path(obj, name=True) + "/status",
+                patch,
+                content_type="application/merge-patch+json",
+            )
+        if not self.discovery.namespaced(obj) or obj["metadata"].get("namespace") in SYSTEM_NAMESPACES:
+            self.other_paths.append(self.discovery.path(obj, name=True))
+        return 0.0
+
+    def _quota_counted(self, quota: Mapping[str, Any]) -> bool:
+        """The quota controller wrote the status the ResourceQuota admission plugin needs."""
+        status, answer = self.rest.request("GET", self.discovery.path(quota, name=True))
+        if status != 200:
+            return False
+        hard = set((quota.get("spec") or {}).get("hard") or {})
+        written = (answer.get("status") or {}) if isinstance(answer, dict) else {}
+        return hard <= set(written.get("hard") or {}) and hard <= set(written.get("used") or {})
+
     def _is_running(self, namespace: str, name: str) -> bool:
         return ((self.rest.get("Pod", name, namespace) or {}).get("status") or {}).get("phase") == "Running"
 
@@ -301,7 +374,11 @@ class ScenarioRun:
         """Run the scheduler for the scenario's cycles; return what it did and the expectation failures."""
         conf = self.workdir / "volcano-scheduler.conf"
         args = [f"--scheduler-name={self.scheduler}", f"--cycles={self.scenario.cycles}", "--no-leader-elect"]
-        args += ["--schedule-period=0.2", "--log-level=debug"]
+        # A scenario is the scheduler's alone, as in memory: no PodGroup controller turning its bare pods
+        # into PodGroups (e2e/test_podgroup_controller.py tests the controller).
+        args += ["--schedule-period=0.2", "--log-level=debug", "--no-podgroup-controller"]
+        if self.scenario.now is not None:
+            args.append(f"--clock-start={self.scenario.now.isoformat()}")
         if self.scenario.scheduler_config is not None:
             conf.write_text(self.scenario.scheduler_config)
             args.append(f"--scheduler-conf={conf}")
@@ -309,6 +386,7 @@ class ScenarioRun:
             scraper = MetricsScraper(process)
             code = process.wait(timeout=180)
             scraper.join()
+        self.process, self.page = process, scraper.page
         assert code == 0, process.tail()
         assert scraper.cycles == self.scenario.cycles, (
             f"/metrics was last read after cycle {scraper.cycles} of {self.scenario.cycles}; "
@@ -333,8 +411,8 @@ class ScenarioRun:
         """Delete what the scenario created, and every Queue.
 
         Pods (at once: kwok has no kubelet to wait for), PodGroups and PDBs are deleted by collection,
-        which is immediate, so the next scenario's scheduler never sees them; the namespaces themselves
-        are left to the namespace controller.
+        which is immediate, so the next scenario's scheduler never sees them; the namespaces themselves,
+        and what else they hold (LimitRanges, ResourceQuotas), are left to the namespace controller.
         """
         for namespace in self.namespaces:
             for kind in ("Pod", "PodGroup", "PodDisruptionBudget"):
@@ -345,6 +423,8 @@ class ScenarioRun:
         self.nodes.delete_all()
         for kind, name in self.cluster_scoped:
             self.rest.delete(kind, name)
+        for path in self.other_paths:
+            self.rest.request("DELETE", path)
         for queue in self.rest.list("Queue"):
             self.rest.delete("Queue", queue["metadata"]["name"])
 
@@ -379,3 +459,23 @@ def test_scenario_on_the_api_server(path: Path, scenario_run: Any) -> None:
     run.apply()
     outcome, failures = run.run()
     assert not failures, "\n".join(failures) + f"\nbinds: {outcome.binds}\nevictions: {outcome.evictions}"
+
+
+def test_unknown_names_in_the_configuration_are_logged_exported_and_skipped(scenario_run: Any) -> None:
+    """A Volcano configuration naming an action and a plugin py-volcano lacks still schedules on a real API
+    server; each name is an error log line and a `volcano_config_unsupported` series of 1."""
+    run = scenario_run(SCENARIO_DIR / "config-unknown-names-are-skipped.yaml")
+    run.apply()
+    outcome, failures = run.run()
+    assert not failures, "\n".join(failures) + f"\nbinds: {outcome.binds}"
+    assert run.process is not None
+    errors = {(line["kind"], line["name"]) for line in run.process.events("scheduler_conf_unsupported")}
+    assert errors == {("action", "dance"), ("plugin", "magic")}
+    assert all(line["level"] == "error" for line in run.process.events("scheduler_conf_unsupported"))
+    series = {
+        (sample.labels["kind"], sample.labels["name"]): sample.value
+        for family in text_string_to_metric_families(run.page)
+        for sample in family.samples
+        if sample.name == "volcano_config_unsupported"
+    }
+    assert series == {("action", "dance"): 1.0, ("plugin", "magic"): 1.0}

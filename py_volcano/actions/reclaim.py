@@ -1,11 +1,13 @@
 """reclaim: starving jobs of queues below their share take back resources lent to other queues.
 
-Queues come in queue order, one job at a time, the queue going back into line after each; an
-overused queue reclaims nothing. For each pending task the queue may reclaim for (`ssn.preemptive`),
-nodes that pass the preempt-action predicates are visited in node order; on each, Running tasks of
-other, reclaimable queues are offered to `ssn.reclaimable` and the victims are evicted in victim
-order until the task fits FutureIdle, where it is then pipelined. The job's Statement is committed
-only if the job is then pipelined. Reclaim never binds (docs/semantics.md, "Reclaim").
+Queues come in queue order; an overused queue reclaims nothing, any other reclaims for all its
+starving jobs in job order, as Volcano's reclaim does since cdaaa97. For each pending task the queue
+may reclaim for (`ssn.preemptive`), nodes that pass the preempt-action predicates are visited in node
+order; on each, Running tasks of other, reclaimable queues are offered to `ssn.reclaimable` and the
+victims are evicted in victim order until the task fits FutureIdle, where it is then pipelined. Each
+node is tried in a statement of its own, merged into the job's only when the task is pipelined there;
+the job's Statement is committed only if the job is then pipelined. Reclaim never binds
+(docs/semantics.md, "Reclaim").
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class ReclaimAction:
         self.args = args
 
     def execute(self, ssn: Session) -> None:
-        """Pop the best queue that is not overused, reclaim for its best starving job, commit or discard."""
+        """Pop the best queue that is not overused, reclaim for each of its starving jobs, commit or discard."""
         started = time.perf_counter()
         evictions = len(ssn.evictions)
         queues, jobs_by_queue = _starving_jobs(ssn)
@@ -49,17 +51,15 @@ class ReclaimAction:
                 log.debug("queue_overused", action=NAME, queue=queue.name)
                 continue
             jobs = jobs_by_queue.get(queue.uid)
-            if jobs is None or jobs.empty():
-                continue
-            job = jobs.pop()
-            stmt = Statement(ssn)
-            self._reclaim_for_job(ssn, stmt, queue, job, Scope(index, _other_queue(ssn, job), budgets))
-            if ssn.job_pipelined(job):
-                stmt.commit()
-            else:
-                index.touch_statement(stmt)
-                stmt.discard()
-            queues.push(queue)
+            while jobs is not None and not jobs.empty():
+                job = jobs.pop()
+                stmt = Statement(ssn)
+                self._reclaim_for_job(ssn, stmt, queue, job, Scope(index, _other_queue(ssn, job), budgets))
+                if ssn.job_pipelined(job):
+                    stmt.commit()
+                else:
+                    index.touch_statement(stmt)
+                    stmt.discard()
         log.info(
             "reclaim_done",
             cycle=ssn.cycle,
@@ -94,15 +94,18 @@ def _reclaim_on(ssn: Session, stmt: Statement, task: TaskInfo, scope: Scope, nod
     if not victims.validate_victims(task, node, chosen):
         return False
     order = victims.in_victim_order(ssn, chosen, task)
-    # Fit is checked before each eviction, as in Volcano's current reclaim (older releases evicted one
-    # victim even on a node where the task already fitted).
+    attempt = Statement(ssn)
+    # Fit is checked before each eviction: FutureIdle already holds the node's idle room and grows by each
+    # victim's request, so no victim is taken beyond what the task needs.
     victims.evict_until(
-        stmt, order, lambda: victims.fits_future_idle(task, node), budgets=scope.budgets, reason="reclaim"
+        attempt, order, lambda: victims.fits_future_idle(task, node), budgets=scope.budgets, reason="reclaim"
     )
     scope.index.touch(node.name)
     if not victims.fits_future_idle(task, node):
+        attempt.discard()
         return False
-    stmt.pipeline(task, node.name)
+    attempt.pipeline(task, node.name)
+    stmt.merge(attempt)
     return True
 
 
@@ -117,7 +120,7 @@ def _starving_jobs(ssn: Session) -> tuple[PriorityQueue[QueueInfo], dict[QueueID
         if job.queue not in seen:
             seen.add(job.queue)
             queues.push(ssn.queues[job.queue])
-        if ssn.job_starving(job):
+        if ssn.job_starving(job) and not ssn.is_backed_off(job):
             jobs.setdefault(job.queue, PriorityQueue(ssn.job_order_fn)).push(job)
     return queues, jobs
 

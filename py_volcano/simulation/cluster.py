@@ -1,5 +1,8 @@
 """An in-memory cluster for scenarios: manifests that play out a cycle's decisions like a real cluster.
 
+The pods are first admitted as a real API server admits them (`admission.py`: LimitRange defaults,
+PriorityClass, RuntimeClass overhead, ResourceQuota), in listing order.
+
 The manifests feed the scheduler's own `Store` as watch events do, and each cycle reads
 `Store.snapshot()`, the runner's path. Between cycles a bound pod runs on its node, an evicted pod is
 gone, and the PodGroup phases the scheduler wrote are kept (docs/scenarios.md, "Between cycles"): each change is
@@ -23,13 +26,15 @@ from py_volcano.api import (
     parse_pod_group,
     parse_priority_class,
     parse_queue,
+    parse_resource_quota,
 )
 from py_volcano.api.manifests import parse_timestamp
 
 # The one import of the cache outside the runner: the store is pure memory (see the import-linter
 # contracts in pyproject.toml).
-from py_volcano.cache.store import KINDS, POD_GROUPS, PODS, Kind, Store
+from py_volcano.cache.store import KINDS, POD_GROUPS, PODS, RESOURCE_QUOTAS, Kind, Store
 from py_volcano.errors import ObjectError, ScenarioError
+from py_volcano.simulation.admission import SYSTEM_PRIORITY_CLASSES, Admission
 
 __all__ = ["InMemoryCluster"]
 
@@ -59,8 +64,15 @@ class InMemoryCluster:
         for position, obj in enumerate(self.objects):
             _stamp_creation(obj, position)
         self.warnings: list[str] = []
+        #: The wall-clock time the first cycle runs at unless the scenario says `now`: one second after
+        #: the last object's stamped creation.
+        self.clock_start = datetime.fromtimestamp(_EPOCH + len(self.objects), UTC)
         self.store = Store(scheduler_name=scheduler_name)
         self._version = 0
+        self.admission = Admission(self.objects, source=source)
+        self.admission.admit(self._of("Pod"))
+        named = {str(obj["metadata"]["name"]) for obj in self._of("PriorityClass")}
+        self.objects += [copy.deepcopy(pc) for pc in SYSTEM_PRIORITY_CLASSES if pc["metadata"]["name"] not in named]
         self._check_parse()
         for kind in KINDS:  # priority classes first, so pods parse with their classes
             for obj in self._of(kind.name):
@@ -76,7 +88,7 @@ class InMemoryCluster:
     def _check_parse(self) -> None:
         """Parse every object once before the store sees it: a malformed one is a scenario error (the
         store would skip it with a warning, as it must for a live cluster)."""
-        known = {"Node", "Pod", "Namespace", "PriorityClass", "Queue", "PodGroup", "PodDisruptionBudget"}
+        known = {kind.name for kind in KINDS} | {"Namespace", "RuntimeClass", "LimitRange"}
         for obj in self.objects:
             if obj.get("kind") not in known:
                 self.warnings.append(f"{obj.get('kind')} {_key(obj)}: kind not simulated; ignored")
@@ -88,6 +100,7 @@ class InMemoryCluster:
                 "PodGroup": parse_pod_group,
                 "Pod": functools.partial(parse_pod, priority_classes=classes),
                 "PodDisruptionBudget": parse_pdb,
+                "ResourceQuota": parse_resource_quota,
             }
             for kind, parse in parsers.items():
                 for obj in self._of(kind):
@@ -122,6 +135,10 @@ class InMemoryCluster:
             else:
                 kept.append(obj)
         self.objects = kept
+        if evicted:  # the resourcequota controller recounts what the namespaces use
+            self.admission.quotas.recount(self._of("Pod"))
+            for quota in self.admission.quotas.write_status():
+                self._event(RESOURCE_QUOTAS, "MODIFIED", quota)
         # As the runner does: the store holds the decided phases (a pod without a PodGroup has its
         # phase nowhere else); the written PodGroups then come back as watch events.
         self.store.record_phases({job: (status.phase, status.shadow) for job, status in result.pod_groups.items()})

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 import warnings
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from py_volcano.api import QueueFigures
 from py_volcano.errors import ConfigError, ScenarioError
-from py_volcano.framework import Registry, run_cycle
+from py_volcano.framework import PluginMemory, Registry, run_cycle
 from py_volcano.registry import default_registry, load_conf
 from py_volcano.simulation.cluster import InMemoryCluster
 from py_volcano.simulation.expect import Outcome, check
@@ -18,6 +19,8 @@ from py_volcano.simulation.scenario import Scenario, load_scenario
 __all__ = ["run_scenario", "run_scenario_file"]
 
 SCHEDULER_NAME = "py-volcano"
+#: Seconds between two cycles' wall-clock times (the default `--schedule-period`).
+SCHEDULE_PERIOD = 1.0
 
 
 def _figures_json(figures: QueueFigures) -> dict[str, Any]:
@@ -54,12 +57,16 @@ def run_scenario(
             raise ScenarioError(str(exc)) from None
     cluster = InMemoryCluster(scenario.objects, source=source, scheduler_name=SCHEDULER_NAME)
     outcome = Outcome()
-    warned: list[str] = [str(w.message) for w in caught] + cluster.warnings
+    warned: list[str] = conf.unsupported_messages(f"{source}: schedulerConfig") + [str(w.message) for w in caught]
+    warned += cluster.warnings
     seconds: list[float] = []
+    start = scenario.now or cluster.clock_start
+    memory = PluginMemory(start)
     for cycle in range(cycles or scenario.cycles):
         snapshot = cluster.snapshot()
         started = time.perf_counter()
-        result = run_cycle(snapshot, conf, registry, cycle=cycle)
+        now = start + timedelta(seconds=cycle * SCHEDULE_PERIOD)
+        result = run_cycle(snapshot, conf, registry, cycle=cycle, now=now, memory=memory)
         seconds.append(round(time.perf_counter() - started, 6))
         warned += [w for w in result.warnings if w not in warned]
         outcome.binds.update((task.key, node) for task, node in result.binds)

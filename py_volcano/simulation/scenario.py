@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,15 @@ class Scenario(BaseModel):
     scheduler_config: str | None = Field(default=None, alias="schedulerConfig")
     objects: list[dict[str, Any]]
     cycles: int = Field(default=1, ge=1)
+    now: datetime | None = None
     expect: Expect
+
+    @field_validator("now")
+    @classmethod
+    def _now_has_offset(cls, now: datetime | None) -> datetime | None:
+        if now is not None and now.tzinfo is None:
+            raise ValueError("needs a UTC offset (add +00:00 or Z)")
+        return now
 
     @field_validator("objects")
     @classmethod

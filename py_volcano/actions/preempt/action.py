@@ -6,8 +6,7 @@ lets the pending tasks of those jobs preempt lower-priority tasks of the same jo
 the preemptor is only pipelined and binds in a later cycle, once its victims are gone
 (docs/semantics.md, "Preempt").
 
-Queues come in queue order and phase 2 covers the queue's own starving jobs; Volcano walks a map of
-queues and, after each queue's phase 1, runs phase 2 over every queue's starving jobs again.
+Queues come in queue order and phase 2 covers the queue's own starving jobs, as in Volcano.
 """
 
 from __future__ import annotations
@@ -82,7 +81,8 @@ class PreemptAction:
         )
 
     def _between_jobs(self, ssn: Session, queue: QueueInfo, jobs: list[JobInfo], budgets: DisruptionBudgets) -> None:
-        """Phase 1: a Statement per preemptor job, committed only if the job ends up pipelined."""
+        """Phase 1: a Statement per preemptor job, committed only if the job ends up pipelined; each job has
+        one turn, its tasks in task order while it is starving."""
         in_queue = [job for job in ssn.jobs.values() if job.queue == queue.uid]
         index = PreempteeIndex(ssn, _in_queue(ssn, queue.uid), _hosts(ssn, in_queue))
         preemptors = PriorityQueue(ssn.job_order_fn, jobs)
@@ -90,22 +90,19 @@ class PreemptAction:
         while not preemptors.empty():
             job = preemptors.pop()
             stmt = Statement(ssn)
-            assigned = False
             while ssn.job_starving(job) and not tasks[job.uid].empty():
                 preemptor = tasks[job.uid].pop()
-                scope = Scope(index, _other_job(preemptor), budgets)
-                assigned = self._preempt(ssn, stmt, preemptor, queue, scope)
+                self._preempt(ssn, stmt, preemptor, queue, Scope(index, _other_job(preemptor), budgets))
             if ssn.job_pipelined(job):
                 stmt.commit()
-                if assigned:
-                    preemptors.push(job)
             else:
                 log.debug("preempt_discarded", job=job.uid, queue=queue.name, evictions=len(stmt.operations))
                 index.touch_statement(stmt)
                 stmt.discard()
 
     def _within_jobs(self, ssn: Session, jobs: list[JobInfo], budgets: DisruptionBudgets) -> None:
-        """Phase 2: each pending task may preempt its own job's tasks; every Statement is committed."""
+        """Phase 2: each pending task may preempt its own job's tasks, a Statement each, committed when it
+        found room; the job stops at the first task that found none."""
         for job in jobs:
             index = PreempteeIndex(ssn, _in_job(job), _hosts(ssn, [job]))
             queue = ssn.queues[job.queue]
@@ -113,12 +110,11 @@ class PreemptAction:
             while not tasks.empty():
                 preemptor = tasks.pop()
                 stmt = Statement(ssn)
-                assigned = self._preempt(
-                    ssn, stmt, preemptor, queue, Scope(index, _best_effort_rule(preemptor), budgets)
-                )
-                stmt.commit()
-                if not assigned:
+                scope = Scope(index, _best_effort_rule(preemptor), budgets)
+                if not self._preempt(ssn, stmt, preemptor, queue, scope):
+                    stmt.discard()
                     break
+                stmt.commit()
 
     def _preempt(self, ssn: Session, stmt: Statement, preemptor: TaskInfo, queue: QueueInfo, scope: Scope) -> bool:
         """Find room for one preemptor by the configured path; False when it may not or cannot preempt."""
@@ -143,7 +139,7 @@ def _starving_jobs(ssn: Session) -> list[tuple[QueueInfo, list[JobInfo]]]:
     """Admitted, valid, starving jobs grouped by queue, queues in queue order."""
     by_queue: dict[QueueID, list[JobInfo]] = {}
     for job in ssn.jobs.values():
-        if job.is_pending() or job.queue not in ssn.queues:
+        if job.is_pending() or job.queue not in ssn.queues or ssn.is_backed_off(job):
             continue
         verdict = ssn.job_valid(job)
         if verdict is not None:

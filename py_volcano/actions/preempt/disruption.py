@@ -12,15 +12,12 @@ non-breaking one is left on the node (`victims.pick`).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 
-from py_volcano.api import PdbSpec, TaskID, TaskInfo, TaskStatus, match_label_selector
+from py_volcano.api import TaskID, TaskInfo, TaskStatus, disruptions_allowed, match_label_selector
 from py_volcano.framework import Session
 
-__all__ = ["DisruptionBudgets", "scaled"]
-
-_TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+__all__ = ["DisruptionBudgets"]
 
 
 class _Budget:
@@ -62,7 +59,7 @@ class DisruptionBudgets:
                 task.uid for task in members if task.status is TaskStatus.RELEASING and task.uid not in evicted
             )
             try:
-                allowed = _allowed(pdb, members, before)
+                allowed = disruptions_allowed(pdb, members, before)
             except ValueError as exc:
                 ssn.warn(f"PodDisruptionBudget {pdb.key}: field spec.minAvailable/maxUnavailable: {exc}; ignored")
                 continue
@@ -98,36 +95,3 @@ def _pods(ssn: Session) -> list[TaskInfo]:
         for uid, task in node.tasks.items():
             pods.setdefault(uid, task)
     return list(pods.values())
-
-
-def _allowed(pdb: PdbSpec, members: Iterable[TaskInfo], before: frozenset[TaskID]) -> int | None:
-    """Disruptions allowed at the start of the cycle; None when the PDB sets no limit."""
-    if pdb.disruptions_allowed is not None:
-        return max(pdb.disruptions_allowed, 0)
-    live = [task for task in members if task.status not in _TERMINATED and task.uid not in before]
-    # Running pods stand for the controller's healthy ones; pods evicted earlier this cycle still are.
-    healthy = sum(1 for task in live if task.status in (TaskStatus.RUNNING, TaskStatus.RELEASING))
-    expected = len(live)
-    if pdb.min_available is not None:
-        desired = scaled(pdb.min_available, expected)
-    elif pdb.max_unavailable is not None:
-        desired = max(expected - scaled(pdb.max_unavailable, expected), 0)
-    else:
-        return None
-    return max(healthy - desired, 0)
-
-
-def scaled(value: int | str, total: int) -> int:
-    """Resolve an int-or-percent (`"50%"`) against `total`, rounding up as Kubernetes does for PDBs.
-
-    ValueError names the value when it is neither.
-    """
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    text = str(value).strip()
-    try:
-        if text.endswith("%"):
-            return math.ceil(int(text[:-1]) * total / 100)
-        return int(text)
-    except ValueError:
-        raise ValueError(f"not an integer or percentage: {value!r}") from None

@@ -2,9 +2,10 @@
 
 Nodes that pass the preempt-action predicates are scored and visited best first; on each, the
 plugins' victims (`ssn.preemptable`) are evicted in victim order until the preemptor's queue may
-take it and its init request fits FutureIdle; then it is pipelined there. As in Volcano, victims
-evicted on a node where the preemptor still does not fit stay in the statement: the job's commit or
-discard decides their fate. The rules: docs/semantics.md, "Normal preemption".
+take it, its init request fits FutureIdle and the node passes every predicate; then it is pipelined
+there. Each node is tried in a statement of its own, merged into the job's only when the preemptor
+is pipelined there: evictions on a node that could not take it are undone at once, whatever order the
+nodes come in (Volcano's per-node statement). The rules: docs/semantics.md, "Normal preemption".
 """
 
 from __future__ import annotations
@@ -45,13 +46,20 @@ def _preempt_on(
         return False
 
     def ready() -> bool:
-        return ssn.allocatable(queue, preemptor) and victims.fits_future_idle(preemptor, node)
+        return (
+            ssn.allocatable(queue, preemptor)
+            and victims.fits_future_idle(preemptor, node)
+            and ssn.predicate(preemptor, node) is None
+        )
 
+    attempt = Statement(ssn)
     order = victims.in_victim_order(ssn, chosen, preemptor)
-    victims.evict_until(stmt, order, ready, budgets=scope.budgets, reason="preempt")
+    victims.evict_until(attempt, order, ready, budgets=scope.budgets, reason="preempt")
     ssn.preemption_attempts += 1
     scope.index.touch(node.name)
     if not ready():
+        attempt.discard()
         return False
-    stmt.pipeline(preemptor, node.name)
+    attempt.pipeline(preemptor, node.name)
+    stmt.merge(attempt)
     return True

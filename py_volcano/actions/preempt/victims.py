@@ -1,9 +1,8 @@
 """Victims on one node: validating them, ordering them, and evicting them in that order.
 
-Shared by preempt and reclaim. Order (docs/semantics.md, "Victim order"): inside a job the task order
-reversed; across queues the victim queue order; across jobs of one queue the job order reversed. The
-order is a total one (every session ordering breaks ties), so it is a plain sort rather than Volcano's
-heap.
+Shared by preempt and reclaim. Order (docs/semantics.md, "Victim order"): `Session.victim_order_fn`.
+The order is a total one (every session ordering breaks ties), so it is a plain sort rather than
+Volcano's heap.
 """
 
 from __future__ import annotations
@@ -19,22 +18,7 @@ __all__ = ["evict_until", "fits_future_idle", "in_victim_order", "pick", "valida
 
 def in_victim_order(ssn: Session, victims: list[TaskInfo], preemptor: TaskInfo) -> list[TaskInfo]:
     """Return `victims` in the order they are evicted, first victim first (BuildVictimsPriorityQueue)."""
-    preemptor_job = ssn.jobs.get(preemptor.job) if preemptor.job else None
-    preemptor_queue = ssn.queues.get(preemptor_job.queue) if preemptor_job else None
-
-    def less(left: TaskInfo, right: TaskInfo) -> bool:
-        if left.job == right.job:
-            return not ssn.task_order_fn(left, right)
-        l_job = ssn.jobs[left.job] if left.job else None
-        r_job = ssn.jobs[right.job] if right.job else None
-        if l_job is None or r_job is None:
-            return l_job is None and r_job is not None
-        if preemptor_queue is not None and l_job.queue != r_job.queue:
-            l_queue, r_queue = ssn.queues[l_job.queue], ssn.queues[r_job.queue]
-            return ssn.victim_queue_order_fn(l_queue, r_queue, preemptor_queue)
-        return not ssn.job_order_fn(l_job, r_job)
-
-    return ordered(less, victims)
+    return ordered(lambda left, right: ssn.victim_order_fn(left, right, preemptor), victims)
 
 
 def fits_future_idle(task: TaskInfo, node: NodeInfo) -> bool:

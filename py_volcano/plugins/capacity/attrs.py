@@ -17,7 +17,16 @@ from py_volcano.api import JobInfo, PodGroupPhase, QueueID, QueueInfo, Resource,
 if TYPE_CHECKING:
     from py_volcano.plugins.capacity.state import CapacityState
 
-__all__ = ["QueueAttr", "QueueTree", "add_job_usage", "inqueue_resource", "lineage", "propagate"]
+__all__ = [
+    "QueueAttr",
+    "QueueTree",
+    "add_job_usage",
+    "ancestor_at",
+    "ancestors_within",
+    "inqueue_resource",
+    "lineage",
+    "propagate",
+]
 
 _ALLOCATED = (TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED)
 
@@ -109,6 +118,18 @@ def lineage(attrs: Mapping[QueueID, QueueAttr], attr: QueueAttr) -> Iterator[Que
     yield attr
     for ancestor in reversed(attr.ancestors):
         yield attrs[ancestor]
+
+
+def ancestor_at(attr: QueueAttr, depth: int) -> QueueID | None:
+    """Return the ancestor `depth` levels up (1 is the parent, the root included), or None above the root."""
+    if depth <= 0 or len(attr.ancestors) < depth:
+        return None
+    return attr.ancestors[-depth]
+
+
+def ancestors_within(attr: QueueAttr, levels: int) -> set[QueueID]:
+    """Return the ancestors 1 to `levels` levels up."""
+    return set(attr.ancestors[-levels:]) if levels > 0 else set()
 
 
 def propagate(attrs: Mapping[QueueID, QueueAttr], attr: QueueAttr, resreq: Resource, *, add: bool) -> None:

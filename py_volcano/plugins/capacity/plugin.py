@@ -3,21 +3,23 @@
 The rules: docs/semantics.md, "Capacity". The state is built once per session (`build_flat`, or
 `build_hierarchy` when the plugin's hierarchy switch is on); every registered function is a bound method
 over it. Volcano's capacity reads the switch as off when it is not written, unlike every other switch
-(`ssn.HierarchyEnabled`).
+(`ssn.HierarchyEnabled`). `ancestorReclaimLevel` counts only with hierarchy on.
 """
 
 from __future__ import annotations
 
-from py_volcano.api import JobInfo, NodeInfo, QueueFigures, QueueID, QueueInfo, Resource, TaskInfo, Vote
+from py_volcano.api import JobInfo, NodeInfo, QueueFigures, QueueInfo, Resource, TaskInfo, Vote
 from py_volcano.framework import (
     CycleState,
     EventHandler,
-    NoArgs,
+    EvictionContext,
+    EvictionKind,
     Session,
     ValidateResult,
     ordered,
 )
-from py_volcano.plugins.capacity import order, quota
+from py_volcano.plugins.capacity import order, quota, reclaim
+from py_volcano.plugins.capacity.args import CapacityArgs
 from py_volcano.plugins.capacity.attrs import QueueAttr, QueueTree, lineage
 from py_volcano.plugins.capacity.flat import build_flat
 from py_volcano.plugins.capacity.hierarchy import build_hierarchy
@@ -43,7 +45,7 @@ class CapacityPlugin:
 
     name = NAME
 
-    def __init__(self, args: NoArgs) -> None:
+    def __init__(self, args: CapacityArgs) -> None:
         self.args = args
         self.ssn: Session | None = None
         self.tree = QueueTree({}, hierarchical=False)
@@ -57,6 +59,7 @@ class CapacityPlugin:
             ssn.add_victim_queue_order_fn(NAME, self.victim_queue_order)
             ssn.add_job_valid_fn(NAME, self.job_valid)
         ssn.add_reclaimable_fn(NAME, self.reclaimable)
+        ssn.add_unified_evictable_fn(NAME, self.gang_evictable)
         ssn.add_preemptive_fn(NAME, self.preemptive)
         ssn.add_allocatable_fn(NAME, self.allocatable)
         ssn.add_job_enqueueable_fn(NAME, self.job_enqueueable)
@@ -74,6 +77,11 @@ class CapacityPlugin:
             if attr is not None:
                 ssn.queue_figures[queue.name] = self._figures(queue, attr)
         self.ssn = None
+
+    @property
+    def ancestor_level(self) -> int:
+        """How many levels above the leaves reclaim compares: `ancestorReclaimLevel`, with hierarchy only."""
+        return self.args.ancestor_reclaim_level if self.tree.hierarchical else 0
 
     def _figures(self, queue: QueueInfo, attr: QueueAttr) -> QueueFigures:
         if not self.tree.hierarchical:
@@ -169,40 +177,58 @@ class CapacityPlugin:
     # Preempt and reclaim ---------------------------------------------------------------------
 
     def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        """The task fits realCapability and one requested dimension stays within deserved.
+        """The task fits realCapability and one requested dimension stays within deserved, at the queue or
+        an ancestor up to `ancestorReclaimLevel`.
 
-        docs/semantics.md, "Capacity preemptive".
+        docs/semantics.md, "Capacity preemptive" and "Reclaim by ancestors".
         """
         if not queue.is_open() or not self.tree.is_usable(queue.uid):
             return False
-        return quota.preemptive(self.tree.attrs[queue.uid], task.resreq)
+        return reclaim.preemptive(self.tree, self.tree.attrs[queue.uid], task.resreq, self.ancestor_level)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
-        """Victims that share a dimension with the reclaimer, leave their queue's guarantee intact, and are
-        borrowed (nothing deserved) or from a queue above deserved on their dimensions.
+        """Victims that share a dimension with the reclaimer, leave their queue's guarantee intact, are
+        borrowed or from a queue above deserved, and whose ancestors up to `ancestorReclaimLevel` are too.
 
-        docs/semantics.md, "Capacity reclaimable".
+        docs/semantics.md, "Capacity reclaimable" and "Reclaim by ancestors".
         """
         assert self.ssn is not None
         reclaimer_job = self.ssn.jobs.get(reclaimer.job) if reclaimer.job else None
         if reclaimer_job is None or not self.tree.is_usable(reclaimer_job.queue):
             return [], Vote.REJECT
-        allocations: dict[QueueID, Resource] = {}
+        choice = reclaim.VictimChoice(self.tree, reclaimer, self.tree.attrs[reclaimer_job.queue], self.ancestor_level)
         victims = []
-        for reclaimee in victims_in_order(self.ssn, reclaimees, reclaimer):
+        ssn = self.ssn
+        for reclaimee in ordered(lambda l, r: ssn.victim_order_fn(l, r, reclaimer), reclaimees):
+            job = ssn.jobs.get(reclaimee.job) if reclaimee.job else None
+            attr = self.tree.attrs.get(job.queue) if job is not None else None
+            if attr is not None and choice.take(reclaimee, attr):
+                victims.append(reclaimee)
+        return victims, Vote.PERMIT
+
+    def gang_evictable(self, context: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
+        """gangpreempt: every candidate (capacity filters no preemption victims); gangreclaim: victims that
+        leave their queue's guarantee intact and are borrowed or from a queue above deserved, each counted
+        as taken (Volcano's capacity UnifiedEvictableFn, which checks no ancestors)."""
+        assert self.ssn is not None
+        if context.kind is EvictionKind.GANG_PREEMPT:
+            return candidates, Vote.PERMIT
+        if not self.tree.is_usable(context.job.queue):
+            return [], Vote.REJECT
+        allocated: dict[str, Resource] = {}
+        victims = []
+        for reclaimee in candidates:
             job = self.ssn.jobs.get(reclaimee.job) if reclaimee.job else None
             attr = self.tree.attrs.get(job.queue) if job is not None else None
-            if attr is None or not quota.shares_dimension(reclaimee.resreq, reclaimer.init_resreq):
+            if attr is None:
                 continue
-            allocated = allocations.get(attr.queue_id)
-            if allocated is None:
-                allocated = allocations[attr.queue_id] = attr.allocated.clone()
-            if not quota.keeps_guarantee(allocated, reclaimee.resreq, attr.guarantee):
+            held = allocated.setdefault(attr.queue_id, attr.allocated.clone())
+            request = reclaimee.resreq
+            if not quota.keeps_guarantee(held, request, attr.guarantee):
                 continue
-            if quota.is_immediate_victim(reclaimee.resreq, attr.deserved) or quota.exceeds_deserved(
-                allocated, attr.deserved, reclaimee.resreq
-            ):
-                allocated.sub_without_assert(reclaimee.resreq)
+            borrowed = quota.is_immediate_victim(request, attr.deserved)
+            if borrowed or quota.exceeds_deserved(held, attr.deserved, request):
+                held.sub_without_assert(request)
                 victims.append(reclaimee)
         return victims, Vote.PERMIT
 
@@ -233,25 +259,3 @@ def is_overused(attr: QueueAttr) -> bool:
     (share 1) never is (docs/semantics.md, "Capacity share and best-effort queues").
     """
     return attr.share > 1
-
-
-def victims_in_order(ssn: Session, victims: list[TaskInfo], preemptor: TaskInfo) -> list[TaskInfo]:
-    """Order candidate victims as Volcano's BuildVictimsPriorityQueue does: inside a job the reverse
-    of task order; across queues the victim queue order; otherwise the reverse of job order.
-    """
-    preemptor_job = ssn.jobs.get(preemptor.job) if preemptor.job else None
-
-    def less(l: TaskInfo, r: TaskInfo) -> bool:
-        if l.job == r.job:
-            return ssn.task_order_fn(r, l)
-        l_job = ssn.jobs.get(l.job) if l.job else None
-        r_job = ssn.jobs.get(r.job) if r.job else None
-        if l_job is None or r_job is None:
-            return False
-        if preemptor_job is not None and l_job.queue != r_job.queue:
-            queues = ssn.queues
-            if l_job.queue in queues and r_job.queue in queues and preemptor_job.queue in queues:
-                return ssn.victim_queue_order_fn(queues[l_job.queue], queues[r_job.queue], queues[preemptor_job.queue])
-        return ssn.job_order_fn(r_job, l_job)
-
-    return ordered(less, victims)

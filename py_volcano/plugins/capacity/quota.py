@@ -16,10 +16,12 @@ __all__ = [
     "allocatable",
     "enqueue_shortage",
     "exceeds_deserved",
+    "fits_real_capability",
+    "has_relevant_deserved",
     "is_immediate_victim",
     "keeps_guarantee",
-    "preemptive",
     "shares_dimension",
+    "within_deserved_partly",
 ]
 
 
@@ -65,23 +67,26 @@ def enqueue_shortage(
     return None
 
 
-def preemptive(attr: QueueAttr, resreq: Resource) -> bool:
-    """True when the queue may take resources back for a task ("Capacity preemptive").
-
-    The task must fit the queue's realCapability, and then one requested dimension with
-    allocated + request <= deserved is enough (dimensions zero on both sides do not count):
-    a queue over its CPU share may still reclaim for a GPU task.
-    """
+def fits_real_capability(attr: QueueAttr, resreq: Resource) -> bool:
+    """First half of "Capacity preemptive": allocated + request <= the queue's own realCapability."""
     if attr.real_capability is None:
         return False
     future = attr.allocated.clone().add(resreq)
-    if not future.less_equal_with_dimension(attr.real_capability, resreq):
-        return False
+    return future.less_equal_with_dimension(attr.real_capability, resreq)
+
+
+def within_deserved_partly(allocated: Resource, deserved: Resource, resreq: Resource) -> bool:
+    """Second half of "Capacity preemptive": in some requested dimension allocated + request <= deserved.
+
+    Dimensions zero on both sides do not count, so a queue over its CPU share may still reclaim for a
+    GPU task (Volcano's LessEqualPartlyWithDimensionZeroFiltered).
+    """
+    future = allocated.clone().add(resreq)
     for name in _requested(resreq):
-        used, deserved = future.get(name), attr.deserved.get(name)
-        if used < MIN_RESOURCE and deserved < MIN_RESOURCE:
+        used, entitled = future.get(name), deserved.get(name)
+        if used < MIN_RESOURCE and entitled < MIN_RESOURCE:
             continue
-        if _le(used, deserved):
+        if _le(used, entitled):
             return True
     return False
 
@@ -99,6 +104,11 @@ def keeps_guarantee(allocated: Resource, reclaimee: Resource, guarantee: Resourc
 def is_immediate_victim(reclaimee: Resource, deserved: Resource) -> bool:
     """Check 3, first half, of "Capacity reclaimable": the victim uses nothing its queue deserves (borrowed)."""
     return set(reclaimee.names()).isdisjoint(deserved.names())
+
+
+def has_relevant_deserved(request: Resource, deserved: Resource) -> bool:
+    """True when the queue deserves some dimension the request asks for (Volcano's hasRelevantDeserved)."""
+    return not is_immediate_victim(request, deserved)
 
 
 def exceeds_deserved(allocated: Resource, deserved: Resource, reclaimee: Resource) -> bool:

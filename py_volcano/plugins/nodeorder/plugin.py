@@ -2,10 +2,11 @@
 
 Scores are integers 0..100 as Kubernetes computes them, each multiplied by its weight argument:
 `leastrequested.weight` (1), `mostrequested.weight` (0), `balancedresource.weight` (1),
-`nodeaffinity.weight` (2), `tainttoleration.weight` (3), `podaffinity.weight` (2). Preferred node
-affinity is normalised to 0..100 over the candidates as Kubernetes does (Volcano adds the raw weight
-sum). Image locality and topology spread scores are not computed (no images, no default spread
-constraints for Volcano pods).
+`nodeaffinity.weight` (2), `tainttoleration.weight` (3), `podaffinity.weight` (2),
+`podtopologyspread.weight` (2, the pod's ScheduleAnyway spread constraints). Preferred node affinity
+is normalised to 0..100 over the candidates as Kubernetes does (Volcano adds the raw weight sum). Image
+locality is not computed (no images), nor are Kubernetes' default spread constraints (they need the
+Services and ReplicaSets selecting a pod, which py-volcano does not read).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from py_volcano.plugins.nodeorder.resources import (
     non_zero,
     quantities,
 )
+from py_volcano.plugins.nodeorder.topology_spread import SpreadScores
 
 __all__ = [
     "NAME",
@@ -62,6 +64,8 @@ class NodeOrderArgs:
     """`tainttoleration.weight`: PreferNoSchedule taints the pod does not tolerate."""
     pod_affinity: int = 2
     """`podaffinity.weight`: preferred inter-pod affinity and anti-affinity."""
+    pod_topology_spread: int = 2
+    """`podtopologyspread.weight`: the pod's ScheduleAnyway topology spread constraints."""
 
     @classmethod
     def parse(cls, args: Arguments) -> NodeOrderArgs:
@@ -73,6 +77,7 @@ class NodeOrderArgs:
             node_affinity=args.get_int("nodeaffinity.weight", 2),
             taint_toleration=args.get_int("tainttoleration.weight", 3),
             pod_affinity=args.get_int("podaffinity.weight", 2),
+            pod_topology_spread=args.get_int("podtopologyspread.weight", 2),
         )
 
 
@@ -126,13 +131,14 @@ def normalize(raw: IntArray, *, reverse: bool) -> IntArray:
 class NodeOrderState:
     """One session's scoring state: node requests, per-shape affinity and taint counts, placed pods."""
 
-    __slots__ = ("_affinity", "_taints", "nodes", "pods", "requests", "weights")
+    __slots__ = ("_affinity", "_taints", "nodes", "pods", "requests", "spread", "weights")
 
     def __init__(self, ssn: Session, weights: NodeOrderArgs) -> None:
         self.weights = weights
         self.nodes = ssn.node_list
         self.requests = NodeRequests(ssn.node_list)
         self.pods = InterPodAffinity(ssn.node_list)
+        self.spread = SpreadScores(ssn.node_list, self.pods)
         self._affinity: dict[object, IntArray] = {}
         self._taints: dict[tuple[Toleration, ...], tuple[IntArray, int]] = {}
 
@@ -186,6 +192,10 @@ class NodeOrderState:
                 total += weights.taint_toleration * normalize(counts[rows], reverse=True)
         if weights.pod_affinity and self.pods.may_score(task):
             total += weights.pod_affinity * self.pods.score(task, rows)
+        if weights.pod_topology_spread and task.topology_spread:
+            spread = self.spread.score(task, rows)
+            if spread is not None:
+                total += weights.pod_topology_spread * spread
         return total
 
     def _resource_scores(self, task: TaskInfo, rows: IndexArray) -> IntArray | None:

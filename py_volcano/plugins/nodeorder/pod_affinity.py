@@ -6,9 +6,10 @@ the placed pods' required affinity (+1, hardPodAffinityWeight), preferred affini
 preferred anti-affinity (-weight) terms that select the incoming pod. Raw scores are then scaled
 min-max to 0..100 over the candidates.
 
-Placed pods are grouped by (namespace, labels), since a term selects all of a group or none, and the
-placed pods' terms by identity; both keep their pod counts per topology domain (arrays over a key's
-value codes), so a task costs O(groups + distinct terms), not O(pods).
+Placed pods are grouped by (namespace, labels, terminating), since a term selects all of a group or
+none (topology spread skips terminating pods), and the placed pods' terms by identity; both keep their
+pod counts per topology domain (arrays over a key's value codes), so a task costs O(groups + distinct
+terms), not O(pods).
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from py_volcano.api import NodeInfo, PodAffinityTerm, TaskID, TaskInfo, pod_affinity_terms
+from py_volcano.api import NodeInfo, PodAffinityTerm, TaskID, TaskInfo, TaskStatus, pod_affinity_terms
 from py_volcano.framework import IndexArray
 from py_volcano.plugins.nodeorder.resources import MAX_NODE_SCORE, IntArray
 
-__all__ = ["HARD_POD_AFFINITY_WEIGHT", "InterPodAffinity", "PodTerms"]
+__all__ = ["HARD_POD_AFFINITY_WEIGHT", "Domains", "InterPodAffinity", "PodGroupOfLabels", "PodTerms"]
 
 HARD_POD_AFFINITY_WEIGHT = 1
 
-GroupKey = tuple[str, frozenset[tuple[str, str]]]
+GroupKey = tuple[str, frozenset[tuple[str, str]], bool]
 
 
 def _freeze(value: object) -> object:
@@ -57,7 +58,7 @@ class PodTerms:
         )
 
 
-class _Domains:
+class Domains:
     """Node label codes per topology key, built lazily."""
 
     __slots__ = ("_codes", "labels")
@@ -82,14 +83,16 @@ class _Domains:
         return np.zeros(len(self.codes(key)[1]) + 1, dtype=np.int64)
 
 
-class _Group:
-    """Placed pods of one namespace and label set: pods per node row and per domain of the keys asked."""
+class PodGroupOfLabels:
+    """Placed pods of one namespace and label set: pods per node row and per domain of the keys asked;
+    `terminating` for pods being deleted when the session opened."""
 
-    __slots__ = ("by_key", "labels", "namespace", "rows")
+    __slots__ = ("by_key", "labels", "namespace", "rows", "terminating")
 
-    def __init__(self, namespace: str, labels: Mapping[str, str]) -> None:
+    def __init__(self, namespace: str, labels: Mapping[str, str], *, terminating: bool) -> None:
         self.namespace = namespace
         self.labels = labels
+        self.terminating = terminating
         self.rows: Counter[int] = Counter()
         self.by_key: dict[str, IntArray] = {}
 
@@ -112,15 +115,15 @@ class InterPodAffinity:
     __slots__ = ("_terms", "domains", "groups", "placed", "rows", "weighted")
 
     def __init__(self, nodes: Sequence[NodeInfo]) -> None:
-        self.domains = _Domains(nodes)
+        self.domains = Domains(nodes)
         self.rows = {node.name: row for row, node in enumerate(nodes)}
-        self.placed: dict[TaskID, int] = {}
-        self.groups: dict[str, dict[GroupKey, _Group]] = {}
+        self.placed: dict[TaskID, tuple[int, bool]] = {}
+        self.groups: dict[str, dict[GroupKey, PodGroupOfLabels]] = {}
         self.weighted: dict[object, _Term] = {}
         self._terms: dict[TaskID, PodTerms] = {}
         for row, node in enumerate(nodes):
             for task in node.tasks.values():
-                self._place(task, row, 1)
+                self._place(task, row, 1, terminating=task.status is TaskStatus.RELEASING)
 
     def terms(self, task: TaskInfo) -> PodTerms:
         """Return the task's parsed terms."""
@@ -134,24 +137,24 @@ class InterPodAffinity:
         row = self.rows.get(task.node_name)
         if row is not None:
             self.deallocated(task)
-            self._place(task, row, 1)
+            self._place(task, row, 1, terminating=False)
 
     def deallocated(self, task: TaskInfo) -> None:
         """Event handler: the task left its node."""
-        row = self.placed.get(task.uid)
-        if row is not None:
-            self._place(task, row, -1)
+        placed = self.placed.get(task.uid)
+        if placed is not None:
+            self._place(task, placed[0], -1, terminating=placed[1])
 
-    def _place(self, task: TaskInfo, row: int, delta: int) -> None:
+    def _place(self, task: TaskInfo, row: int, delta: int, *, terminating: bool) -> None:
         if delta > 0:
-            self.placed[task.uid] = row
+            self.placed[task.uid] = (row, terminating)
         else:
             del self.placed[task.uid]
         groups = self.groups.setdefault(task.namespace, {})
-        key: GroupKey = (task.namespace, frozenset(task.labels.items()))
+        key: GroupKey = (task.namespace, frozenset(task.labels.items()), terminating)
         group = groups.get(key)
         if group is None:
-            group = groups[key] = _Group(task.namespace, task.labels)
+            group = groups[key] = PodGroupOfLabels(task.namespace, task.labels, terminating=terminating)
         group.rows[row] += delta
         for topology_key, counts in group.by_key.items():
             counts[self.domains.codes(topology_key)[0][row]] += delta
@@ -176,7 +179,8 @@ class InterPodAffinity:
         if entry.pods <= 0:
             del self.weighted[identity]
 
-    def _group_counts(self, group: _Group, key: str) -> IntArray:
+    def group_counts(self, group: PodGroupOfLabels, key: str) -> IntArray:
+        """Return the group's pods per value code of `key` (last slot: nodes without it), kept up to date."""
         counts = group.by_key.get(key)
         if counts is None:
             counts = group.by_key[key] = self.domains.zeros(key)
@@ -205,7 +209,7 @@ class InterPodAffinity:
             for group in self._groups_in_scope([t for t, _ in incoming]):
                 for term, weight in incoming:
                     if term.matches(group.labels, group.namespace):
-                        add(term.topology_key, weight * self._group_counts(group, term.topology_key))
+                        add(term.topology_key, weight * self.group_counts(group, term.topology_key))
         for entry in self.weighted.values():
             if entry.term.matches(task.labels, task.namespace):
                 add(entry.term.topology_key, entry.weight * entry.counts)
@@ -213,7 +217,7 @@ class InterPodAffinity:
             counts[-1] = 0
         return scores
 
-    def _groups_in_scope(self, terms: Sequence[PodAffinityTerm]) -> Iterable[_Group]:
+    def _groups_in_scope(self, terms: Sequence[PodAffinityTerm]) -> Iterable[PodGroupOfLabels]:
         names: set[str] = set()
         for term in terms:
             names |= term.namespaces

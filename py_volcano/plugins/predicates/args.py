@@ -21,6 +21,8 @@ class PredicatesArgs:
     """`predicate.TaintTolerationEnable`: NoSchedule and NoExecute taints."""
     pod_affinity: bool = True
     """`predicate.PodAffinityEnable`: inter-pod affinity and anti-affinity."""
+    pod_topology_spread: bool = True
+    """`predicate.PodTopologySpreadEnable`: `DoNotSchedule` topology spread constraints."""
 
     @classmethod
     def parse(cls, args: Arguments) -> PredicatesArgs:
@@ -30,4 +32,5 @@ class PredicatesArgs:
             node_ports=args.get_bool("predicate.NodePortsEnable", True),
             taint_toleration=args.get_bool("predicate.TaintTolerationEnable", True),
             pod_affinity=args.get_bool("predicate.PodAffinityEnable", True),
+            pod_topology_spread=args.get_bool("predicate.PodTopologySpreadEnable", True),
         )

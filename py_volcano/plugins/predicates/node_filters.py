@@ -127,6 +127,35 @@ class StaticFilters:
             self._by_task[task.uid] = cached
         return cached
 
+    def node_affinity(self, task: TaskInfo) -> MaskArray:
+        """Per node: it matches the pod's node selector and required node affinity (Kubernetes'
+        RequiredNodeAffinity), whatever the switches; cached per shape, read-only."""
+        required = required_node_affinity(task)
+        shape = ("affinity", _freeze(task.node_selector), _freeze(required))
+        cached = self._by_shape.get(shape)
+        if cached is None:
+            cached = np.ones(self.labels.size, dtype=bool)
+            for key, value in task.node_selector.items():
+                cached &= self.labels.equals(key, value)
+            if required is not None:
+                cached &= self._any_term(required.get("nodeSelectorTerms") or ())
+            cached.flags.writeable = False
+            self._by_shape[shape] = cached
+        return cached
+
+    def tolerated(self, task: TaskInfo) -> MaskArray:
+        """Per node: the pod tolerates every NoSchedule and NoExecute taint; cached per shape, read-only."""
+        shape = ("taints", task.tolerations)
+        cached = self._by_shape.get(shape)
+        if cached is None:
+            cached = np.ones(self.labels.size, dtype=bool)
+            for (key, value, effect), nodes in self.taints.items():
+                if not any(t.tolerates(key, value, effect) for t in task.tolerations):
+                    cached &= ~nodes
+            cached.flags.writeable = False
+            self._by_shape[shape] = cached
+        return cached
+
     def _compute(self, task: TaskInfo) -> MaskArray:
         mask = self.base.copy()
         if not tolerates_unschedulable(task.tolerations):

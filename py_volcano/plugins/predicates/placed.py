@@ -2,8 +2,9 @@
 
 It starts from every task on a node in the snapshot and follows the session's statements through
 event handlers: an allocated or pipelined task is added, an evicted or discarded one removed, as
-Volcano's predicates plugin keeps its node map. Pods are grouped by (namespace, labels), since a
-pod affinity term matches all pods of a group or none; each group keeps, per topology key asked
+Volcano's predicates plugin keeps its node map. Pods are grouped by (namespace, labels, terminating),
+since a pod affinity term matches all pods of a group or none (topology spread skips terminating pods:
+those with a deletionTimestamp in the snapshot); each group keeps, per topology key asked
 for, how many of its pods sit in each topology domain (an array over the key's value codes). The
 required anti-affinity terms of placed pods are kept the same way, one entry per distinct term.
 `generation` changes with every update so that per-task results can be cached until the next one.
@@ -26,7 +27,7 @@ DEFAULT_BIND_ALL = "0.0.0.0"
 
 PortKey = tuple[str, int]
 MaskArray = npt.NDArray[np.bool_]
-GroupKey = tuple[str, frozenset[tuple[str, str]]]
+GroupKey = tuple[str, frozenset[tuple[str, str]], bool]
 Terms = tuple[PodAffinityTerm, ...]
 
 
@@ -75,11 +76,14 @@ def _counts(index: NodeLabelIndex, key: str, rows: Mapping[int, int]) -> IntArra
 class LabelGroup:
     """The placed pods of one namespace with one label set: pods per node row, and per topology domain."""
 
-    __slots__ = ("_by_key", "index", "labels", "namespace", "rows")
+    __slots__ = ("_by_key", "index", "labels", "namespace", "rows", "terminating")
 
-    def __init__(self, namespace: str, labels: Mapping[str, str], index: NodeLabelIndex) -> None:
+    def __init__(
+        self, namespace: str, labels: Mapping[str, str], index: NodeLabelIndex, *, terminating: bool = False
+    ) -> None:
         self.namespace = namespace
         self.labels = labels
+        self.terminating = terminating
         self.index = index
         self.rows: Counter[int] = Counter()
         self._by_key: dict[str, IntArray] = {}
@@ -119,30 +123,31 @@ class PlacedPods:
     def __init__(self, terms: AffinityTerms, index: NodeLabelIndex) -> None:
         self.terms = terms
         self.index = index
-        self.by_uid: dict[TaskID, tuple[int, TaskInfo]] = {}
+        self.by_uid: dict[TaskID, tuple[int, TaskInfo, bool]] = {}
         self.groups: dict[str, dict[GroupKey, LabelGroup]] = {}
         self.ports: dict[PortKey, PortUsers] = {}
         self.anti_affinity: dict[object, AntiAffinityEntry] = {}
         self.generation = 0
 
-    def add(self, task: TaskInfo, row: int) -> None:
-        """Record `task` on node row `row` (replacing an earlier record of it)."""
+    def add(self, task: TaskInfo, row: int, *, terminating: bool = False) -> None:
+        """Record `task` on node row `row` (replacing an earlier record of it); `terminating` for a pod
+        being deleted."""
         self.remove(task)
-        self.by_uid[task.uid] = (row, task)
-        self._index(task, row, 1)
+        self.by_uid[task.uid] = (row, task, terminating)
+        self._index(task, row, 1, terminating)
 
     def remove(self, task: TaskInfo) -> None:
         """Forget `task`; a task not recorded is ignored."""
         entry = self.by_uid.pop(task.uid, None)
         if entry is not None:
-            self._index(entry[1], entry[0], -1)
+            self._index(entry[1], entry[0], -1, entry[2])
 
-    def _index(self, task: TaskInfo, row: int, delta: int) -> None:
-        key: GroupKey = (task.namespace, frozenset(task.labels.items()))
+    def _index(self, task: TaskInfo, row: int, delta: int, terminating: bool) -> None:
+        key: GroupKey = (task.namespace, frozenset(task.labels.items()), terminating)
         groups = self.groups.setdefault(task.namespace, {})
         group = groups.get(key)
         if group is None:
-            group = groups[key] = LabelGroup(task.namespace, task.labels, self.index)
+            group = groups[key] = LabelGroup(task.namespace, task.labels, self.index, terminating=terminating)
         group.update(row, delta)
         if not group.rows:
             del groups[key]

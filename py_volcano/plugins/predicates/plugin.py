@@ -1,20 +1,23 @@
-"""PredicatesPlugin: wires the static filters, host ports and inter-pod affinity into a session.
+"""PredicatesPlugin: wires the static filters, host ports, inter-pod affinity and topology spread into a
+session.
 
 The batch predicate answers for every node at once: the static mask is cached per pod shape, and the
-dynamic checks (host ports, inter-pod affinity) run only when the task has host ports or affinity
-terms or some placed pod has required anti-affinity. The per-node predicate gives the same verdict
-with a reason, for `explain` and for callers that ask about one node.
+dynamic checks (host ports, inter-pod affinity, topology spread) run only when the task has host ports,
+affinity terms or DoNotSchedule spread constraints, or some placed pod has required anti-affinity.
+The per-node predicate gives the same verdict with a reason, for `explain` and for callers that ask
+about one node.
 """
 
 from __future__ import annotations
 
-from py_volcano.api import MaskArray, NodeInfo, TaskID, TaskInfo
+from py_volcano.api import MaskArray, NodeInfo, TaskID, TaskInfo, TaskStatus
 from py_volcano.framework import CycleState, EventHandler, PredicateStatus, Session
 from py_volcano.plugins.predicates.args import PredicatesArgs
 from py_volcano.plugins.predicates.node_filters import StaticFilters, node_filter_failure
 from py_volcano.plugins.predicates.placed import AffinityTerms, PlacedPods
 from py_volcano.plugins.predicates.pod_affinity import AffinityCounts
 from py_volcano.plugins.predicates.simulate import SimulatedPods, simulated_failure
+from py_volcano.plugins.predicates.topology_spread import SpreadVerdict
 
 __all__ = ["NAME", "NODE_PORTS", "PredicateState", "PredicatesPlugin", "new"]
 
@@ -25,7 +28,7 @@ NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"
 class PredicateState:
     """One session's predicate state: static masks per shape, the placed pods, affinity counts per task."""
 
-    __slots__ = ("_counts", "placed", "ssn", "static", "switches")
+    __slots__ = ("_counts", "_spread", "placed", "ssn", "static", "switches")
 
     def __init__(self, ssn: Session, switches: PredicatesArgs) -> None:
         self.ssn = ssn
@@ -34,8 +37,10 @@ class PredicateState:
         self.placed = PlacedPods(AffinityTerms(), self.static.labels)
         for node in ssn.node_list:
             for task in node.tasks.values():
-                self.placed.add(task, node.index)
+                # Releasing at open means a deletionTimestamp: topology spread does not count such pods.
+                self.placed.add(task, node.index, terminating=task.status is TaskStatus.RELEASING)
         self._counts: dict[TaskID, tuple[int, AffinityCounts]] = {}
+        self._spread: dict[TaskID, tuple[int, SpreadVerdict]] = {}
 
     def allocated(self, task: TaskInfo) -> None:
         """Event handler: a task was allocated or pipelined onto `task.node_name`."""
@@ -65,6 +70,20 @@ class PredicateState:
         counts = self.affinity_counts(task)
         return None if counts.is_empty else counts
 
+    def spread_check(self, task: TaskInfo) -> SpreadVerdict | None:
+        """The task's topology spread verdict when it has DoNotSchedule constraints, rebuilt only after
+        placements changed; else None (Kubernetes skips the filter)."""
+        if not (self.switches.pod_topology_spread and task.topology_spread):
+            return None
+        hard = tuple(c for c in task.topology_spread if c.hard)
+        if not hard:
+            return None
+        cached = self._spread.get(task.uid)
+        if cached is None or cached[0] != self.placed.generation:
+            verdict = SpreadVerdict.build(task, hard, self.placed, self.static)
+            cached = self._spread[task.uid] = (self.placed.generation, verdict)
+        return cached[1]
+
     def batch_predicate(self, task: TaskInfo, for_preempt: bool) -> MaskArray:
         """Return, per node of `ssn.node_list`, whether the task passes every filter."""
         mask = self.static.mask(task)
@@ -72,10 +91,13 @@ class PredicateState:
         if self.switches.node_ports and not for_preempt and task.host_ports:
             taken = self.placed.port_conflicts(task.host_ports)
         counts = self.affinity_check(task)
+        spread = self.spread_check(task)
         if taken is not None:
             mask = mask & ~taken
         if counts is not None:
             mask = mask & counts.mask(for_preempt=for_preempt)
+        if spread is not None:
+            mask = mask & spread.mask(for_preempt=for_preempt)
         return mask
 
     def predicate(self, task: TaskInfo, node: NodeInfo) -> PredicateStatus | None:
@@ -88,9 +110,13 @@ class PredicateState:
         if ports and self.placed.has_port_conflict(task.host_ports, node.index):
             status = PredicateStatus(NODE_PORTS, resolvable=True)
         counts = self.affinity_check(task)
-        failure = counts.failure(node.index) if counts is not None else None
-        if failure is not None and (status is None or not failure[1]):
-            status = PredicateStatus(failure[0], resolvable=failure[1])
+        spread = self.spread_check(task)
+        for failure in (
+            counts.failure(node.index) if counts is not None else None,
+            spread.failure(node.index) if spread is not None else None,
+        ):
+            if failure is not None and (status is None or (status.resolvable and not failure[1])):
+                status = PredicateStatus(failure[0], resolvable=failure[1])
         return status
 
     def simulate_remove(self, state: CycleState, task: TaskInfo, removed: TaskInfo, node: NodeInfo) -> None:

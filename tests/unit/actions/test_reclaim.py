@@ -133,3 +133,41 @@ def test_preemption_policy_never_does_not_reclaim() -> None:
     objects.append(pod(name="never", queue="borrower", spec={"preemptionPolicy": "Never"}))
     ssn = _run(_conf(), *objects)
     assert ssn.evictions == []
+
+
+class _OverusedOnceReclaimed:
+    """Test plugin: a queue turns overused as soon as some eviction was committed; every reclaimee is a victim."""
+
+    name = "late"
+
+    def __init__(self, args: NoArgs) -> None:
+        self.args = args
+
+    def on_session_open(self, ssn: Session) -> None:
+        ssn.add_overused_fn(self.name, lambda q: bool(ssn.evictions))
+        ssn.add_reclaimable_fn(self.name, lambda reclaimer, reclaimees: (list(reclaimees), Vote.PERMIT))
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Nothing to report."""
+
+
+def test_a_queue_reclaims_for_all_its_starving_jobs_once_popped() -> None:
+    """Volcano's reclaim checks overused when it pops a queue, then reclaims for every starving job of it: the
+    second job reclaims although the first one's commit made the queue overused."""
+    conf = "actions: reclaim\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n    enableReclaimable: false\n" \
+        "  - name: late\n"
+    objects = [
+        queue(name="lender"),
+        queue(name="borrower"),
+        node(name="n1", cpu="2"),
+        pod(name="lent-0", queue="lender", node_name="n1"),
+        pod(name="lent-1", queue="lender", node_name="n1"),
+        pod_group(name="want-a", queue="borrower", phase="Inqueue"),
+        pod(name="want-a-0", group="want-a"),
+        pod_group(name="want-b", queue="borrower", phase="Inqueue"),
+        pod(name="want-b-0", group="want-b"),
+    ]
+    ssn = session(conf, *objects, plugins={"late": PluginEntry(NoArgs.parse, _OverusedOnceReclaimed)})
+    reclaim.new(NoArgs()).execute(ssn)
+    assert sorted(t.name for t, _ in ssn.evictions) == ["lent-0", "lent-1"]
+    assert {task(ssn, n).status for n in ("want-a-0", "want-b-0")} == {TaskStatus.PIPELINED}

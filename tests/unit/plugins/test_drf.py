@@ -105,15 +105,17 @@ def test_event_handlers_update_shares_and_discard_restores_them() -> None:
 
 
 @pytest.mark.parametrize(
-    ("plugin_line", "warned"),
+    ("plugin_line", "hierarchical"),
     [
-        pytest.param("- name: drf\n    enableHierarchy: true", True, id="hierarchy-requested"),
+        pytest.param("- name: drf\n    enableHierarchy: true", True, id="hierarchy-on"),
         pytest.param("- name: drf\n    enableHierarchy: false", False, id="hierarchy-off"),
         pytest.param("- name: drf", False, id="hierarchy-unset-means-off"),
     ],
 )
-def test_hierarchy_is_reported_not_silently_ignored(plugin_line: str, warned: bool) -> None:
-    """Hierarchical DRF is not implemented: asking for it yields a session warning; flat DRF still runs."""
+def test_hierarchy_only_when_written_true(plugin_line: str, hierarchical: bool) -> None:
+    """Unlike other switches, enableHierarchy is off unless written true; flat DRF runs either way."""
     ssn = session(node(name="n1"), plugin_line=plugin_line)
-    assert any("drf" in w and "enableHierarchy" in w for w in ssn.warnings) is warned
+    plugin = ssn.plugins["drf"]
+    assert isinstance(plugin, drf.DrfPlugin) and (plugin.hierarchy is not None) is hierarchical
     assert shares(ssn).total.milli_cpu == 4000
+    assert not ssn.warnings

@@ -102,6 +102,23 @@ def test_worked_example_three_queues_through_a_session() -> None:
     assert figures["default"].deserved is not None and figures["default"].deserved.is_empty()
 
 
+def test_init_containers_count_in_the_queue() -> None:
+    """Volcano's Resreq includes init containers (NewTaskInfo): a running pod of 1 CPU whose init container
+    asks 3 holds 3 in its queue, a pending one asks 3, and deserved (capped by request and capability 4)
+    leaves no room for the second: 3 + 3 > 4."""
+    init = {"initContainers": [{"name": "setup", "resources": {"requests": {"cpu": "3"}}}]}
+    ssn = session(
+        node(name="n1", cpu="8"),
+        queue(name="q", capability={"cpu": "4"}),
+        pod(name="a", queue="q", cpu="1", memory="", node_name="n1", spec=init),
+        pod(name="b", queue="q", cpu="1", memory="", spec=init),
+    )
+    attr = shares(ssn).attrs[QueueID("q")]
+    assert (attr.allocated.milli_cpu, attr.request.milli_cpu, attr.deserved.milli_cpu) == (3000, 6000, 4000)
+    pending = next(t for j in ssn.jobs.values() for t in j.tasks.values() if t.name == "b")
+    assert not ssn.allocatable(ssn.queues[QueueID("q")], pending)
+
+
 @pytest.mark.parametrize(
     ("queues", "expected"),
     [
@@ -284,8 +301,10 @@ def test_reclaimable_takes_victims_only_while_their_queue_is_above_deserved() ->
     assert state.attrs[QueueID("x")].allocated.milli_cpu == 7000  # choosing victims changes nothing live
 
 
-def test_reclaimable_skips_a_queue_holding_less_than_the_reclaimer_asks() -> None:
-    """Volcano's LessPartly check: x holds 3 CPU over its deserved 2, but the reclaimer wants 5, so x offers nothing."""
+def test_reclaimable_offers_from_a_queue_holding_less_than_the_reclaimer_asks() -> None:
+    """x holds 3 CPU over its deserved 2 and the reclaimer wants 5: x still gives back its excess, one pod, as
+    Volcano's proportion does since 975277f dropped its LessPartly skip (the node's idle room may make up
+    the rest)."""
     ssn = session(
         node(name="n1", cpu="8"),
         queue(name="x", capability={"cpu": "2"}), queue(name="y"),
@@ -298,7 +317,7 @@ def test_reclaimable_skips_a_queue_holding_less_than_the_reclaimer_asks() -> Non
     assert state.attrs[QueueID("x")].deserved.milli_cpu == 2000
     reclaimees = [task_of(ssn, "jx", f"x-{i}") for i in range(3)]
     victims, _ = state.reclaimable(task_of(ssn, "jy", "y-0"), reclaimees)
-    assert victims == []
+    assert [v.name for v in victims] == ["x-0"]
 
 
 # Enqueue ----------------------------------------------------------------------------------------

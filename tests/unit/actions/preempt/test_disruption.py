@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from py_volcano.actions.preempt.disruption import DisruptionBudgets, scaled
+from py_volcano.actions.preempt.disruption import DisruptionBudgets
+from py_volcano.api import scaled
+from py_volcano.errors import InvalidPodDisruptionBudget
 from py_volcano.framework import Session, Statement
 from tests.builders import node, pod
 from tests.unit.actions.sessions import pdb, session, task
@@ -123,12 +125,9 @@ def test_a_budget_covers_only_pods_of_its_namespace() -> None:
     assert not DisruptionBudgets.build(ssn).breaks(task(ssn, "web-0", "elsewhere"))
 
 
-def test_an_unreadable_budget_is_warned_about_and_ignored() -> None:
-    """A bad minAvailable is reported on the session, the PDB sets no limit."""
-    ssn = _web(pdb(name="web", match={"app": "web"}, min_available="most"))
-    budgets = DisruptionBudgets.build(ssn)
-    assert not budgets
-    assert ssn.warnings == [
-        "PodDisruptionBudget default/web: field spec.minAvailable/maxUnavailable: "
-        "not an integer or percentage: 'most'; ignored"
-    ]
+def test_an_unreadable_budget_is_refused_where_it_is_parsed() -> None:
+    """A bad minAvailable makes the PDB unusable when it is parsed, naming the field (the store skips it
+    with a warning): no cycle ever reads it."""
+    refused = r"field spec\.minAvailable: expected an integer or a percentage"
+    with pytest.raises(InvalidPodDisruptionBudget, match=refused):
+        _web(pdb(name="web", match={"app": "web"}, min_available="most"))

@@ -1,12 +1,9 @@
-"""drf: Dominant Resource Fairness between jobs (Volcano's drf plugin, flat mode).
+"""Flat DRF: every job's allocated resources and dominant share, the job order and the preemptable rule.
 
 The rules: docs/semantics.md, "DRF". A job's share is its dominant share: the largest allocated /
 cluster total over the cluster's dimensions. Jobs with the lower share go first; a preemptor may take a
 victim while its share after the new task stays at or below the victim job's share after losing the
 victim. Event handlers keep the shares current as tasks are allocated, pipelined, evicted or discarded.
-
-Hierarchical DRF (`enableHierarchy: true` on drf) is not implemented: the plugin reports it and
-keeps to flat DRF. Volcano's flat mode registers no namespace order any more, so neither does this.
 """
 
 from __future__ import annotations
@@ -14,17 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from py_volcano.api import JobID, JobInfo, Resource, TaskInfo, Vote
-from py_volcano.framework import EventHandler, NoArgs, Session
+from py_volcano.framework import Session
 
-__all__ = ["NAME", "SHARE_DELTA", "DrfAttr", "DrfPlugin", "JobShares", "new"]
+__all__ = ["SHARE_DELTA", "DrfAttr", "JobShares"]
 
-NAME = "drf"
 SHARE_DELTA = 0.000001
 """Shares closer than this count as equal when choosing victims (Volcano's shareDelta)."""
 
 
 class DrfAttr:
-    """One job's allocated resources and dominant share."""
+    """One job's (or hierarchy node's) allocated resources and dominant share."""
 
     __slots__ = ("allocated", "dominant", "share")
 
@@ -32,6 +28,12 @@ class DrfAttr:
         self.allocated = allocated
         self.share = 0.0
         self.dominant = ""
+
+    def clone(self) -> DrfAttr:
+        """Return a copy whose allocated resources change independently."""
+        copy = DrfAttr(self.allocated.clone())
+        copy.share, copy.dominant = self.share, self.dominant
+        return copy
 
     def __repr__(self) -> str:
         return f"DrfAttr(dominant {self.dominant or '-'} share {self.share:.6f})"
@@ -66,6 +68,10 @@ class JobShares:
             if value > share:
                 share, dominant = value, name
         return dominant, share
+
+    def update_share(self, attr: DrfAttr) -> None:
+        """Recompute `attr`'s dominant share from its allocated resources."""
+        attr.dominant, attr.share = self.calculate_share(attr.allocated)
 
     def job_order(self, l: JobInfo, r: JobInfo) -> int:
         """The job with the lower dominant share first."""
@@ -103,48 +109,11 @@ class JobShares:
         attr = self.attrs.get(task.job) if task.job else None
         if attr is not None:
             attr.allocated.add(task.resreq)
-            attr.dominant, attr.share = self.calculate_share(attr.allocated)
+            self.update_share(attr)
 
     def on_deallocate(self, task: TaskInfo) -> None:
         """Stop counting an evicted or discarded task in its job's share."""
         attr = self.attrs.get(task.job) if task.job else None
         if attr is not None:
             attr.allocated.sub_without_assert(task.resreq)
-            attr.dominant, attr.share = self.calculate_share(attr.allocated)
-
-
-class DrfPlugin:
-    """Dominant Resource Fairness: job order and preemption victims by dominant share."""
-
-    name = NAME
-
-    def __init__(self, args: NoArgs) -> None:
-        self.args = args
-        self.shares: JobShares | None = None
-
-    def on_session_open(self, ssn: Session) -> None:
-        """Compute the jobs' shares and register the job order, the victim filter and the event handlers."""
-        if _hierarchy_requested(ssn):
-            ssn.warn("plugin drf: enableHierarchy is not supported by py-volcano; flat DRF is used")
-        shares = self.shares = JobShares.build(ssn)
-        ssn.add_preemptable_fn(NAME, shares.preemptable)
-        ssn.add_job_order_fn(NAME, shares.job_order)
-        ssn.add_event_handler(EventHandler(allocate=shares.on_allocate, deallocate=shares.on_deallocate))
-
-    def on_session_close(self, ssn: Session) -> None:
-        """Drop the session's shares."""
-        self.shares = None
-
-
-def _hierarchy_requested(ssn: Session) -> bool:
-    """Volcano enables hierarchical DRF only when the switch is written and true (unlike other switches)."""
-    for tier in ssn.conf.tiers:
-        for option in tier:
-            if option.name == NAME:
-                return option.switches.get("hierarchy") is True
-    return False
-
-
-def new(args: NoArgs) -> DrfPlugin:
-    """Build the plugin."""
-    return DrfPlugin(args)
+            self.update_share(attr)
