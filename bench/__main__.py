@@ -1,6 +1,6 @@
 """`python -m bench all [--quick] [--repeat N] [--json]`: every benchmark of issue 6 in one run, on one
 control plane, printing the tables and one JSON object; or `python -m bench NAME ARGS...` for one of
-`inmem`, `e2e`, `side_by_side`, `predicates`, `preempt`, `profile`.
+`inmem`, `e2e`, `side_by_side`, `backlog`, `predicates`, `preempt`, `profile`.
 
 `all` runs, in this order:
 
@@ -8,7 +8,8 @@ control plane, printing the tables and one JSON object; or `python -m bench NAME
 2. a control plane with kwok nodes; at each node count (1,000 then 5,000; `--quick`: 1,000), `--repeat`
    times, interleaved: py-volcano `single` (10,000 one-pod jobs; quick 2,000), py-volcano `gang`
    (20 x 500; quick 4 x 500), kube-scheduler on the `single` workload, the bind ceiling;
-   the medians are reported;
+   the medians are reported; after the first node count's phases, the backlog phase (`bench.backlog`:
+   20,000 pods that never fit, then a stream of small pods; quick 5,000) gives `backlog_small_pod_p99_s`;
 3. with `--profile`, one more py-volcano `single` phase at the largest node count under py-spy,
    summarised by part (its figures are not used: the profiler perturbs them);
 4. the restart at the largest node count (50,000 pods, 5,000 pending; quick 10,000 and 1,000).
@@ -29,7 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import e2e, inmem, side_by_side
+from bench import backlog, e2e, inmem, side_by_side
+from bench.backlog import BacklogLoad, backlog_phase, print_backlog
 from bench.cluster import BenchCluster, code_version, load_average, machine
 from bench.e2e import COLUMNS, Workload, print_restart, restart_phase, table_row, volcano_phase
 from bench.profile import PySpy, print_summary, summarise
@@ -75,9 +77,15 @@ async def attempt(what: str, phase: Any, errors: list[str]) -> dict[str, Any]:
 
 
 async def run_all(
-    workload: Workload, *, repeat: int, qps: int, lease_seconds: int, profile: Path | None
+    workload: Workload,
+    *,
+    repeat: int,
+    qps: int,
+    lease_seconds: int,
+    profile: Path | None,
+    backlog_load: BacklogLoad,
 ) -> dict[str, Any]:
-    """Run the control-plane phases; return them by node count, the restart and the profile."""
+    """Run the control-plane phases; return them by node count, the backlog, the restart and the profile."""
     cluster = BenchCluster(lease_seconds=lease_seconds)
     report: dict[str, Any] = {"by_nodes": {}, "errors": []}
     errors: list[str] = report["errors"]
@@ -112,6 +120,9 @@ async def run_all(
                 print(f"{key}: {value}")
             print(flush=True)
             report["by_nodes"][str(count)] = result
+            if count == workload.nodes[0]:
+                report["backlog"] = await attempt("backlog", backlog_phase(cluster, backlog_load), errors)
+                print_backlog(report["backlog"])
         if profile is not None:
             if PySpy.available() is None:
                 report["profile"] = {"error": "py-spy is not installed"}
@@ -164,6 +175,7 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "nodes": largest["nodes"],
         "pods": workload.pods,
         "restart_pods": workload.restart_pods,
+        "backlog_small_pod_p99_s": (report.get("backlog") or {}).get("p99_latency_s"),
     }
     keys["targets"] = {
         "e2e >= 1000 pods/s": _at_least(keys["e2e_pods_per_s"], 1000),
@@ -172,6 +184,7 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "e2e >= 70% of bind ceiling": _at_least(keys["volcano_over_ceiling"], 0.7),
         "in memory >= 5000 pods/s at 5k nodes": _at_least(keys["inmem_pods_per_s_5k_nodes"], 5000),
         "first bind after restart <= 30 s": _at_most(keys["first_bind_after_restart_s"], 30),
+        "small pods past a backlog that never fits: p99 < 2 s": _at_most(keys["backlog_small_pod_p99_s"], 2.0),
         "RSS < 1.5 GiB (restart, everything cached)": _at_most(keys["rss_mib_restart"], RSS_LIMIT_MIB),
     }
     keys["targets_at_issue_size"] = full_size
@@ -205,6 +218,7 @@ def main_all(argv: list[str]) -> dict[str, Any]:
         workload = Workload(**(workload.__dict__ | {"nodes": tuple(int(n) for n in args.nodes.split(","))}))
     if args.pods:
         workload = Workload(**(workload.__dict__ | {"pods": args.pods}))
+    backlog_load = BacklogLoad.quick() if args.quick else BacklogLoad()
     started = datetime.datetime.now(datetime.UTC)
     report: dict[str, Any] = {
         "date": started.strftime("%Y-%m-%d %H:%M UTC"),
@@ -213,7 +227,8 @@ def main_all(argv: list[str]) -> dict[str, Any]:
         "code": code_version(),
         "load_average_start": load_average(),
         "workload": workload.__dict__
-        | {"repeat": args.repeat, "kube_scheduler_qps": args.kube_scheduler_qps, "lease_seconds": args.lease_seconds},
+        | {"repeat": args.repeat, "kube_scheduler_qps": args.kube_scheduler_qps, "lease_seconds": args.lease_seconds}
+        | {"backlog": backlog_load.__dict__},
     }
     report["inmem"] = measure_inmem(args.inmem_size)
     report |= asyncio.run(
@@ -223,6 +238,7 @@ def main_all(argv: list[str]) -> dict[str, Any]:
             qps=args.kube_scheduler_qps,
             lease_seconds=args.lease_seconds,
             profile=args.profile,
+            backlog_load=backlog_load,
         )
     )
     report["load_average_end"] = load_average()
@@ -268,6 +284,7 @@ def _legacy(module: str) -> Callable[[list[str]], Any]:
 COMMANDS: dict[str, Callable[[list[str]], Any]] = {
     "all": main_all,
     "inmem": inmem.main,
+    "backlog": backlog.main,
     "e2e": e2e.main,
     "side_by_side": side_by_side.main,
     "profile": profile_main,

@@ -3,7 +3,8 @@
 
 Synthetic nodes carry zone, rack, disk and hostname labels; one in three has a NoSchedule taint, one in five a
 PreferNoSchedule taint, one in fifty is cordoned; each runs three pods (some with host ports, required
-anti-affinity, or the preferred anti-affinity a Deployment spreading itself has). For each pod shape, a batch
+anti-affinity, or the preferred anti-affinity a Deployment spreading itself has). Pod shapes include topology
+spread over zones (DoNotSchedule) and over hosts (ScheduleAnyway). For each pod shape, a batch
 of distinct pending tasks of that shape is timed through the session's own calls: `predicate_mask` (every
 enabled predicate), `fit_idle`, and `prioritize` over the nodes that pass (nodeorder + binpack). The first
 task of a shape pays the static mask; the figures are per task over the whole batch, so they show the
@@ -142,10 +143,29 @@ def _shape_spec(shape: str, index: int) -> tuple[dict[str, Any], dict[str, str],
         return _anti("spread"), {"app": "spread"}, []
     if shape == "preferred-anti":
         return _preferred_anti("web"), {"app": "web"}, []
+    if shape in ("spread", "spread-soft"):
+        when = "DoNotSchedule" if shape == "spread" else "ScheduleAnyway"
+        constraint = {
+            "maxSkew": 2,
+            "topologyKey": "zone" if shape == "spread" else HOST,
+            "whenUnsatisfiable": when,
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+        return {"topologySpreadConstraints": [constraint]}, {"app": "web"}, []
     raise ValueError(shape)
 
 
-SHAPES = ("plain", "selector", "affinity", "pinned", "host-port", "anti-affinity", "preferred-anti")
+SHAPES = (
+    "plain",
+    "selector",
+    "affinity",
+    "pinned",
+    "host-port",
+    "anti-affinity",
+    "preferred-anti",
+    "spread",
+    "spread-soft",
+)
 
 
 def manifests(nodes: int, tasks: int) -> list[dict[str, Any]]:

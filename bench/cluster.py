@@ -615,7 +615,9 @@ def bucket_delta(after: list[tuple[float, float]], before: list[tuple[float, flo
 
 
 class PyVolcano:
-    """One `py-volcano run --no-leader-elect --log-level warning` subprocess on the bench cluster."""
+    """One `py-volcano run --no-leader-elect --no-podgroup-controller --log-level warning` subprocess on the
+    bench cluster: the scheduler alone, as kube-scheduler is measured alone (the controller would add a
+    PodGroup and a pod patch for every bare pod of the single-pod phase)."""
 
     def __init__(self, kubeconfig: Path, log_dir: Path, *, name: str, extra: tuple[str, ...] = ()) -> None:
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -627,6 +629,7 @@ class PyVolcano:
             "run",
             f"--kubeconfig={kubeconfig}",
             "--no-leader-elect",
+            "--no-podgroup-controller",
             f"--listen-address=127.0.0.1:{self.port}",
             "--log-level=warning",
             *extra,

@@ -337,6 +337,8 @@ def test_unschedulable_gang_writes_status_condition_and_events_once(
             [("PATCH", "podgroups/gang/status", 200), ("PATCH", f"queues/{cluster.queue}/status", 200)]
             + [("PATCH", f"pods/{pod}/status", 200) for pod in ("gang-0", "gang-1", "gang-2", "solo")]
             + [("POST", f"namespaces/{ns}/events", 201)] * 5
+            # the annotations `py-volcano explain` and `queues` read: why the gang waits, the queue's figures
+            + [("PATCH", f"{ns}/podgroups/gang", 200), ("PATCH", f"v1beta1/queues/{cluster.queue}", 200)]
         )
         versions = cluster.versions()
         writer.submit(result)
@@ -424,10 +426,10 @@ def test_a_new_message_rewrites_conditions_but_not_their_transition_time(
         writer.submit(result)
         await writer.flush()
         assert summary(api.take()) == sorted(
-            [("PATCH", "podgroups/gang/status", 200)]
+            [("PATCH", "podgroups/gang/status", 200), ("PATCH", f"{ns}/podgroups/gang", 200)]
             + [("PATCH", f"pods/{pod}/status", 200) for pod in ("gang-0", "gang-1", "gang-2")]
             + [("POST", f"namespaces/{ns}/events", 201)] * 4
-        ), "neither the queue nor the lone pod changed, so they are not written"
+        ), "neither the queue nor the lone pod changed, so they are not written (the gang's explanation did)"
 
     run_writer(control_plane, scenario, clock=clock)
 
@@ -597,7 +599,8 @@ def test_failed_writes_are_written_again_by_the_next_submit(cluster: Cluster, co
                 await writer.flush()
             first = summary(api.take())
             assert {status for _, _, status in first} == {None}
-            assert sum(1 for e in logs if e["event"] == "status_write_failed") == 6  # group, queue, four pods
+            # group, queue, four pods, and the gang's and queue's annotations
+            assert sum(1 for e in logs if e["event"] == "status_write_failed") == 8
             assert sum(1 for e in logs if e["event"] == "event_failed") == 1, "pod events follow their patch"
             writer.submit(result)
             await writer.flush()
@@ -623,7 +626,9 @@ def test_a_later_submit_supersedes_a_queued_write(control_plane: Any, cluster: C
         writer.submit(second)
         await writer.flush()
         patched = sorted(path.split("/")[-2] for method, path, _, _ in api.take() if method == "PATCH")
-        assert patched == sorted(["gang", cluster.queue, "gang-0", "gang-1", "gang-2", "solo"])
+        # "podgroups" and "queues": the gang's explanation and the queue's figures (annotations on the objects)
+        expected = ["gang", cluster.queue, "gang-0", "gang-1", "gang-2", "solo", "podgroups", "queues"]
+        assert patched == sorted(expected)
 
     run_writer(control_plane, scenario)
     assert (
@@ -647,7 +652,8 @@ def test_writes_in_flight_are_bounded(control_plane: Any, cluster: Cluster) -> N
         await writer.flush()
         running.cancel()
         calls = api.take()
-        assert len(calls) == 1 + 12 + 12  # the queue, twelve pods, twelve events
+        # discovery (which status subresources exist), the queue's status and figures, twelve pods, twelve events
+        assert len(calls) == 1 + 2 + 12 + 12
         assert api.max_in_flight == 2
 
     run_writer(control_plane, scenario, concurrency=2)

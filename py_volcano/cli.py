@@ -1,4 +1,5 @@
-"""The `py-volcano` command: `simulate` scenarios in memory, `run` against a cluster."""
+"""The `py-volcano` command: `simulate` scenarios in memory, `run` against a cluster, and the operator's
+commands (`queues`, `queue open|close`, `jobs`, `explain`, in `py_volcano.ctl`); also `kubectl py-volcano`."""
 
 from __future__ import annotations
 
@@ -8,18 +9,22 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from py_volcano import __version__
+from py_volcano.ctl import add_commands
 from py_volcano.errors import ConfigError, ScenarioError
 from py_volcano.logs import LEVELS, configure_logging
 
-__all__ = ["build_parser", "main", "run"]
+__all__ = ["KUBECTL_PLUGIN", "build_parser", "main", "run", "run_kubectl_plugin"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INVALID = 2
+#: The program name when run as a kubectl plugin (the `kubectl-py_volcano` script).
+KUBECTL_PLUGIN = "kubectl py-volcano"
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -116,6 +121,14 @@ def _add_run(commands: Any) -> None:
         help="elect a leader on a coordination.k8s.io Lease; standbys keep their caches warm (default: on)",
     )
     run.add_argument(
+        "--podgroup-controller",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="give pods of --scheduler-name without a scheduling.k8s.io/group-name annotation one PodGroup per "
+        "workload (Job, ReplicaSet, StatefulSet, DaemonSet, any controller) or per pod, as Volcano's podgroup "
+        "controller does; off, such pods are one-pod jobs (default: on)",
+    )
+    run.add_argument(
         "--leader-elect-namespace",
         metavar="NS",
         default=os.environ.get("POD_NAMESPACE") or "default",
@@ -142,12 +155,44 @@ def _add_run(commands: Any) -> None:
         help="binds and evictions in flight at once (default: %(default)s)",
     )
     run.add_argument(
+        "--pod-initial-backoff-seconds",
+        metavar="SECONDS",
+        type=_positive(float),
+        default=1.0,
+        help="a job no node or quota could take waits this long before it is tried again, doubled at each "
+        "further failure (kube-scheduler's podInitialBackoffSeconds; default: %(default)s)",
+    )
+    run.add_argument(
+        "--pod-max-backoff-seconds",
+        metavar="SECONDS",
+        type=_positive(float),
+        default=10.0,
+        help="the longest such wait (kube-scheduler's podMaxBackoffSeconds; default: %(default)s)",
+    )
+    run.add_argument(
+        "--pod-max-unschedulable-seconds",
+        metavar="SECONDS",
+        type=_positive(float),
+        default=300.0,
+        help="a waiting job is tried again after this long even when nothing it could use changed "
+        "(kube-scheduler's podMaxInUnschedulablePodsDuration; default: %(default)s)",
+    )
+    run.add_argument(
         "--cycles",
         metavar="N",
         type=_positive(int),
         default=None,
         help="exit 0 after N cycles (at the end of the N-th period), each starting once the previous "
         "one's binds and evictions are observed (tests and e2e; default: run until stopped)",
+    )
+    run.add_argument(
+        "--clock-start",
+        metavar="TIME",
+        type=_timestamp,
+        default=None,
+        help="take TIME (ISO 8601 with a UTC offset, e.g. 2024-05-01T02:30:00+08:00) as the wall-clock time the "
+        "scheduler starts at, time advancing from there (tests and what-if runs of tdm's revocable zones and "
+        "rescheduling's interval; default: the real clock)",
     )
     run.add_argument("--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)")
     run.add_argument(
@@ -156,11 +201,9 @@ def _add_run(commands: Any) -> None:
     run.set_defaults(handler=_run)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "py-volcano") -> argparse.ArgumentParser:
     """Return the argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="py-volcano", description="A Kubernetes batch scheduler with Volcano's semantics."
-    )
+    parser = argparse.ArgumentParser(prog=prog, description="A Kubernetes batch scheduler with Volcano's semantics.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     simulate = commands.add_parser(
@@ -175,12 +218,24 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--json", action="store_true", help="print JSON (the only output format; kept for scripts)")
     simulate.set_defaults(handler=_simulate)
     _add_run(commands)
+    add_commands(commands, prog=prog)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _timestamp(text: str) -> datetime:
+    """Parse an ISO 8601 time that carries its UTC offset (argparse type)."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}") from None
+    if value.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset (add +00:00 or Z)")
+    return value
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = "py-volcano") -> int:
     """Entry point of the `py-volcano` console script."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     configure_logging(getattr(args, "log_level", "warning"), getattr(args, "log_format", "console"))
     code: int = args.handler(args)
     return code
@@ -189,3 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> None:
     """Console-script wrapper: exit with `main`'s code."""
     sys.exit(main())
+
+
+def run_kubectl_plugin() -> None:
+    """The `kubectl-py_volcano` script: `kubectl py-volcano ...` runs the same commands."""
+    sys.exit(main(prog=KUBECTL_PLUGIN))

@@ -9,7 +9,8 @@
     │   ├── InvalidPod
     │   ├── InvalidNode
     │   ├── InvalidPriorityClass
-    │   └── InvalidPodDisruptionBudget
+    │   ├── InvalidPodDisruptionBudget
+    │   └── InvalidResourceQuota
     └── ApiError             a failed API server call (status code)
         ├── BindError
         ├── EvictError
@@ -31,6 +32,7 @@ __all__ = [
     "InvalidPodGroup",
     "InvalidPriorityClass",
     "InvalidQueue",
+    "InvalidResourceQuota",
     "ObjectError",
     "ScenarioError",
     "StatusWriteError",
@@ -96,6 +98,12 @@ class InvalidPodDisruptionBudget(ObjectError):
     """A PodDisruptionBudget the scheduler cannot use."""
 
     kind = "PodDisruptionBudget"
+
+
+class InvalidResourceQuota(ObjectError):
+    """A ResourceQuota the scheduler cannot use."""
+
+    kind = "ResourceQuota"
 
 
 class ApiError(VolcanoError):

@@ -21,7 +21,8 @@ import hashlib
 import signal
 import time
 import warnings
-from collections.abc import Coroutine, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from py_volcano.cache import (
     QUEUES,
     ApiClient,
     ApplyReport,
+    Backoff,
     Binder,
     LeaderElector,
     StatusWriter,
@@ -43,8 +45,9 @@ from py_volcano.cache import (
     resync,
     watch,
 )
+from py_volcano.controller import PodGroupController
 from py_volcano.errors import ApiError, ConfigError
-from py_volcano.framework import Registry, SchedulerConf, run_cycle
+from py_volcano.framework import PluginMemory, Registry, SchedulerConf, run_cycle
 from py_volcano.metrics import Metrics, serve
 from py_volcano.registry import default_registry, load_conf
 from py_volcano.settings import Settings
@@ -75,6 +78,8 @@ class ConfFile:
         """Load the first configuration; ConfigError when it is unusable (the process must not start)."""
         self.path = path
         self.registry = registry
+        self.listener: Callable[[SchedulerConf], None] | None = None
+        """Called with every configuration loaded from now on (the runner's metrics)."""
         self._stamp: tuple[int, int, int] | None = None
         self._digest = ""
         try:
@@ -87,12 +92,18 @@ class ConfFile:
             self._stamp = self._stat()
 
     def _load(self, text: str | None) -> SchedulerConf:
+        """Parse `text`; log its warnings, and each action or plugin it names that py-volcano lacks as an
+        error (they are skipped and the rest runs, at every load and reload)."""
         source = str(self.path) if self.path is not None else "default scheduler conf"
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             conf = load_conf(text, source=source, registry=self.registry)
         for warning in caught:
             log.warning("scheduler_conf_warning", file=source, reason=str(warning.message))
+        for kind, name in conf.unsupported:
+            log.error("scheduler_conf_unsupported", file=source, kind=kind, name=name, skipped=True)
+        if self.listener is not None:
+            self.listener(conf)
         return conf
 
     def _stat(self) -> tuple[int, int, int] | None:
@@ -139,8 +150,16 @@ class Runner:
         self.registry = registry
         self.store = Store(scheduler_name=settings.cycle.scheduler_name)
         self.metrics = Metrics()
+        self.metrics.observe_conf(conf.conf)
+        conf.listener = self.metrics.observe_conf
         self.status = StatusWriter(client, scheduler_name=settings.cycle.scheduler_name)
         self.leader = LeaderElector(client, settings.leader) if settings.leader.enabled else None
+        self.controller: PodGroupController | None = None
+        if settings.controller.enabled:
+            self.controller = PodGroupController(
+                client, self.store, scheduler_name=settings.cycle.scheduler_name, is_leader=self.is_leader
+            )
+            self.store.grouping = self.controller
         self.binder = Binder(
             client,
             self.store,
@@ -161,6 +180,21 @@ class Runner:
         self.in_flight: set[asyncio.Task[ApplyReport]] = set()
         self._last_input: tuple[int, int] | None = None
         self._queue_missing_logged = False
+        backoff = settings.backoff
+        self.backoff = Backoff(
+            initial=backoff.initial, maximum=backoff.maximum, flush_after=backoff.flush_after, clock=time.monotonic
+        )
+        self._backoff_conf = 0
+        self._started = time.monotonic()
+        self.memory = PluginMemory(self.wall_clock())
+        self._reads_clock = False
+
+    def wall_clock(self) -> datetime:
+        """Return the cycle's wall-clock time: the real clock, or `--clock-start` plus the time run since."""
+        start = self.settings.cycle.clock_start
+        if start is None:
+            return datetime.now().astimezone()
+        return start + timedelta(seconds=time.monotonic() - self._started)
 
     def is_leader(self) -> bool:
         """Return whether this instance may bind now (always, without leader election)."""
@@ -228,6 +262,8 @@ class Runner:
         self.spawn("status-writer", self.status.run())
         self.spawn("metrics-server", serve(self.metrics, self.settings.metrics.listen_address, ready=self.ready))
         self.spawn("scheduling-loop", self.loop(), finishes=True)
+        if self.controller is not None:
+            self.spawn("podgroup-controller", self.controller.run(self.stop))
         watching = self.settings.watching
         for kind in INFORMED_KINDS:
             self.spawn(
@@ -245,6 +281,7 @@ class Runner:
                 settings=self.settings.watching,
                 stop=self.watch_stop,
                 on_signal=self.on_signal,
+                extensions=(self.controller.register,) if self.controller is not None else (),
             ),
         )
         await self.stop.wait()
@@ -331,9 +368,15 @@ class Runner:
             self.stop.set()
 
     def _cycle_due(self) -> bool:
-        """Return whether anything a cycle reads changed since the last cycle's snapshot, or a status
-        write failed (only a cycle's submit writes it again)."""
-        return self.status.unwritten or self._last_input != (self.store.generation, id(self.conf.current()))
+        """Return whether anything a cycle reads changed since the last cycle's snapshot, a status write
+        failed (only a cycle's submit writes it again), the last cycle decided by the time, or a job it
+        left out (backed off) may be tried now."""
+        return (
+            self.status.unwritten
+            or self._reads_clock
+            or self._last_input != (self.store.generation, id(self.conf.current()))
+            or self.backoff.due()
+        )
 
     async def guarded_cycle(self, number: int) -> tuple[CycleResult, asyncio.Task[ApplyReport]] | None:
         """Run one cycle; a cycle that raises is logged and the loop goes on (None)."""
@@ -348,11 +391,23 @@ class Runner:
         task that sends them."""
         conf = self.conf.current()
         self._last_input = (self.store.generation, id(conf))
+        skip = self._backed_off(conf)
         with _collector_paused():
             snapshot = self.store.snapshot()
             jobs, nodes = len(snapshot.jobs), len(snapshot.nodes)
             began = time.perf_counter()
-            result = await asyncio.to_thread(run_cycle, snapshot, conf, self.registry, cycle=number)
+            result = await asyncio.to_thread(
+                run_cycle,
+                snapshot,
+                conf,
+                self.registry,
+                cycle=number,
+                now=self.wall_clock(),
+                memory=self.memory,
+                skip=skip,
+            )
+            self.backoff.record(result.unschedulable_jobs, result.pod_groups.keys())
+            self._reads_clock = result.reads_clock
             seconds = time.perf_counter() - began
             self.store.record_phases(_phases(result))
             await asyncio.to_thread(self.metrics.observe_cycle, result, seconds, snapshot)
@@ -370,9 +425,19 @@ class Runner:
             binds=len(result.binds),
             evictions=len(result.evictions),
             pipelined=len(result.pipelined),
+            backed_off=len(skip),
             duration_ms=round(seconds * 1000, 2),
         )
         return result, sending
+
+    def _backed_off(self, conf: SchedulerConf) -> frozenset[JobID]:
+        """Wake the backed-off jobs what changed since the last cycle could help; return those still out."""
+        changes = self.store.take_changes()
+        if id(conf) != self._backoff_conf:
+            self._backoff_conf = id(conf)
+            self.backoff.wake_all()
+        self.backoff.wake(changes, preempting=bool({"preempt", "reclaim"} & set(conf.actions)))
+        return self.backoff.skipped()
 
     def _applied(self, number: int, task: asyncio.Task[ApplyReport]) -> None:
         """Log what became of cycle `number`'s decisions once every call is answered."""

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 __all__ = [
+    "BackoffSettings",
     "BindingSettings",
+    "ControllerSettings",
     "CycleSettings",
     "LeaderSettings",
     "MetricsSettings",
@@ -63,8 +66,30 @@ class CycleSettings:
     """Exit after this many cycles (tests, e2e); None runs until stopped. With a bound, each cycle waits
     until the previous one's binds and evictions are observed in the store (docs/scenarios.md, "Between cycles")."""
 
+    clock_start: datetime | None = None
+    """The wall-clock time (timezone-aware) the scheduler takes as its start, time advancing from there
+    with the real clock; None reads the real clock. For tests and what-if runs of plugins that read time
+    (tdm's revocable zones, rescheduling's interval)."""
+
     observe_timeout: float = 30.0
     """Seconds a bounded run waits for a cycle's binds and evictions to be observed before going on."""
+
+
+@dataclass(slots=True, frozen=True)
+class BackoffSettings:
+    """How long a job the cycle could not place stays out of the cycles (kube-scheduler's scheduling queue;
+    docs/semantics.md, "Backoff of unschedulable jobs")."""
+
+    initial: float = 1.0
+    """Seconds a job waits after its first failure before it may be tried again (kube-scheduler's
+    podInitialBackoffSeconds); each further failure doubles it."""
+
+    maximum: float = 10.0
+    """The longest backoff, seconds (kube-scheduler's podMaxBackoffSeconds)."""
+
+    flush_after: float = 300.0
+    """Seconds after its last failure that a job is tried again though no change woke it (kube-scheduler's
+    podMaxInUnschedulablePodsDuration), in case what it waits for is not a change the store reports."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -115,6 +140,15 @@ class LeaderSettings:
 
 
 @dataclass(slots=True, frozen=True)
+class ControllerSettings:
+    """The PodGroup controller run beside the scheduler."""
+
+    enabled: bool = True
+    """Whether to give every pod of this scheduler without a group annotation a PodGroup per workload, as
+    Volcano's podgroup controller does; off, such pods are one-pod jobs."""
+
+
+@dataclass(slots=True, frozen=True)
 class Settings:
     """Everything `py-volcano run` is configured with."""
 
@@ -123,9 +157,11 @@ class Settings:
 
     watching: WatchingSettings = field(default_factory=WatchingSettings)
     cycle: CycleSettings = field(default_factory=CycleSettings)
+    backoff: BackoffSettings = field(default_factory=BackoffSettings)
     binding: BindingSettings = field(default_factory=BindingSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     leader: LeaderSettings = field(default_factory=LeaderSettings)
+    controller: ControllerSettings = field(default_factory=ControllerSettings)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Settings:
@@ -137,6 +173,12 @@ class Settings:
                 schedule_period=args.schedule_period,
                 scheduler_conf=Path(args.scheduler_conf) if args.scheduler_conf else None,
                 cycles=args.cycles,
+                clock_start=args.clock_start,
+            ),
+            backoff=BackoffSettings(
+                initial=args.pod_initial_backoff_seconds,
+                maximum=args.pod_max_backoff_seconds,
+                flush_after=args.pod_max_unschedulable_seconds,
             ),
             binding=BindingSettings(concurrency=args.bind_concurrency),
             metrics=MetricsSettings(listen_address=args.listen_address),
@@ -145,4 +187,5 @@ class Settings:
                 namespace=args.leader_elect_namespace,
                 lease_name=args.leader_elect_lease_name,
             ),
+            controller=ControllerSettings(enabled=args.podgroup_controller),
         )

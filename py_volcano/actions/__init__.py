@@ -4,7 +4,7 @@ import side effect)."""
 from collections.abc import Mapping
 from typing import Any
 
-from py_volcano.actions import allocate, backfill, enqueue, preempt, reclaim
+from py_volcano.actions import allocate, backfill, enqueue, gangpreempt, gangreclaim, preempt, reclaim, shuffle
 from py_volcano.framework import ActionEntry, NoArgs
 
 __all__ = ["ACTIONS"]
@@ -15,4 +15,7 @@ ACTIONS: Mapping[str, ActionEntry[Any]] = {
     backfill.NAME: ActionEntry(NoArgs.parse, backfill.new),
     preempt.NAME: ActionEntry(preempt.PreemptArgs.parse, preempt.new),
     reclaim.NAME: ActionEntry(NoArgs.parse, reclaim.new),
+    shuffle.NAME: ActionEntry(NoArgs.parse, shuffle.new),
+    gangpreempt.NAME: ActionEntry(gangpreempt.GangEvictionArgs.parse, gangpreempt.new),
+    gangreclaim.NAME: ActionEntry(gangpreempt.GangEvictionArgs.parse, gangreclaim.new),
 }

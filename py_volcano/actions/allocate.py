@@ -1,14 +1,16 @@
 """allocate: place pending tasks queue by queue, job by job, committing a job only when its gang is ready.
 
 Nodes come in two gradients (Volcano): those where the task fits idle resources now, and, only when
-none does, those where it fits future idle resources; a task placed on the second is pipelined.
+none does, those where it fits future idle resources; a task placed on the second is pipelined. A task
+that fits nowhere stops its job only when the job's other tasks can no longer make its gang
+(`JobInfo.need_continue_allocating`); the other tasks of its role are then skipped for the action.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from py_volcano.api import JobID, JobInfo, QueueInfo, TaskInfo, TaskStatus
+from py_volcano.api import FitErrors, JobID, JobInfo, QueueInfo, TaskInfo, TaskStatus
 from py_volcano.framework import CycleState, NoArgs, PriorityQueue, Session, Statement
 
 __all__ = ["NAME", "AllocateAction", "new"]
@@ -28,6 +30,7 @@ class AllocateAction:
         """Pop the best queue, then its best job, allocate that job's tasks, commit or discard."""
         queues, jobs_by_queue = ssn.jobs_by_queue(_schedulable(ssn))
         pending: dict[JobID, PriorityQueue[TaskInfo]] = {}
+        failed_roles: dict[JobID, set[str]] = {}
         while not queues.empty():
             queue = queues.pop()
             if ssn.overused(queue):
@@ -36,11 +39,12 @@ class AllocateAction:
             if jobs is None or jobs.empty():
                 continue
             job = jobs.pop()
+            ssn.record_turn(job)
             tasks = pending.get(job.uid)
             if tasks is None:
                 tasks = pending[job.uid] = _pending_tasks(ssn, job)
             stmt = Statement(ssn)
-            self._allocate_tasks(ssn, stmt, queue, job, tasks, jobs)
+            self._allocate_tasks(ssn, stmt, queue, job, tasks, jobs, failed_roles.setdefault(job.uid, set()))
             if ssn.job_ready(job):
                 stmt.commit()
             elif not ssn.job_pipelined(job):
@@ -55,31 +59,49 @@ class AllocateAction:
         job: JobInfo,
         tasks: PriorityQueue[TaskInfo],
         jobs: PriorityQueue[JobInfo],
+        failed_roles: set[str],
     ) -> None:
+        """Place the job's tasks in task order until it is ready; a task that fits nowhere stops the job
+        unless its other tasks can still make the gang (docs/semantics.md, "Allocate")."""
         while not tasks.empty():
             task = tasks.pop()
             if not ssn.allocatable(queue, task):
-                job.job_fit_error = f"queue {queue.name} has no quota left for the task (allocated + request > limit)"
+                ssn.refuse_quota(job, queue, task)
                 continue
-            failure = ssn.pre_predicate(task, CycleState())
-            if failure:
-                job.job_fit_error = failure
+            if task.role and task.role in failed_roles:
+                # Volcano's TaskHasFitErrors: the tasks of a role are alike, so one that failed speaks for all.
+                reason = f"task {task.name}: a task of the same role ({task.role}) fits no node; skipped"
+                job.fit_errors[task.uid] = FitErrors(reason=reason)
+                continue
+            if _place(ssn, stmt, job, task):
+                if ssn.job_ready(job):
+                    if not tasks.empty():
+                        jobs.push(job)
+                    break
+                continue
+            failed_roles.add(task.role)
+            if not job.need_continue_allocating(failed_roles):
                 break
-            idle, future = ssn.candidate_nodes(task)
-            if len(idle) == 0 and len(future) == 0:
-                job.fit_errors[task.uid] = ssn.explain(task)
-                break
-            if len(idle):
-                node = ssn.best_node(task, idle)
-                assert node is not None
-                stmt.allocate(task, node.name)
-            else:
-                node = ssn.best_node(task, future)
-                assert node is not None
-                stmt.pipeline(task, node.name)
-            if ssn.job_ready(job) and not tasks.empty():
-                jobs.push(job)
-                break
+
+
+def _place(ssn: Session, stmt: Statement, job: JobInfo, task: TaskInfo) -> bool:
+    """Allocate the task on the best node with idle room, else pipeline it on the best with future room;
+    False, the reason kept on the job, when its pre-predicate fails or no node suits it."""
+    failure = ssn.pre_predicate(task, CycleState())
+    if failure:
+        job.job_fit_error = failure
+        return False
+    idle, future = ssn.candidate_nodes(task)
+    if len(idle) == 0 and len(future) == 0:
+        job.fit_errors[task.uid] = ssn.explain(task)
+        return False
+    node = ssn.best_node(task, idle if len(idle) else future)
+    assert node is not None
+    if len(idle):
+        stmt.allocate(task, node.name)
+    else:
+        stmt.pipeline(task, node.name)
+    return True
 
 
 def _schedulable(ssn: Session) -> Callable[[JobInfo, QueueInfo], bool]:

@@ -29,6 +29,7 @@ class EnqueueAction:
             if pending is None or pending.empty():
                 continue
             job = pending.pop()
+            ssn.record_turn(job)
             if job.min_resources is None or ssn.job_enqueueable(job):
                 ssn.job_enqueued(job)
                 job.phase = PodGroupPhase.INQUEUE

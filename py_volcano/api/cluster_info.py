@@ -10,12 +10,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
-from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec
+from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, ResourceQuotaSpec
 from py_volcano.api.node_info import NodeInfo, NodeSpec
 from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
+from py_volcano.api.results import POD_UNSCHEDULABLE
 from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
 
-__all__ = ["ClusterInfo", "shadow_group_name"]
+__all__ = ["ClusterInfo", "SkippedPod", "shadow_group_name"]
 
 _TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
@@ -25,16 +26,32 @@ def shadow_group_name(pod_uid: str) -> str:
     return f"podgroup-{pod_uid}"
 
 
+@dataclass(slots=True, frozen=True)
+class SkippedPod:
+    """A pod of this scheduler that no cycle can take up, and its PodScheduled=False reason and message."""
+
+    namespace: str
+    name: str
+    uid: str
+    message: str
+    reason: str = POD_UNSCHEDULABLE
+
+
 @dataclass(slots=True)
 class ClusterInfo:
-    """Jobs, nodes, queues, priority classes and PDBs of one snapshot, plus what could not be used."""
+    """Jobs, nodes, queues, priority classes, PDBs and ResourceQuotas of one snapshot, plus what could not be used:
+    `warnings` name every unusable object, `skipped_pods` are this scheduler's pods left out (no job
+    holds them), `invalid_queues` the errors of Queues that could not be parsed, by name."""
 
     jobs: dict[JobID, JobInfo] = field(default_factory=dict)
     nodes: dict[str, NodeInfo] = field(default_factory=dict)
     queues: dict[QueueID, QueueInfo] = field(default_factory=dict)
     priority_classes: dict[str, PriorityClassSpec] = field(default_factory=dict)
     pdbs: list[PdbSpec] = field(default_factory=list)
+    resource_quotas: list[ResourceQuotaSpec] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    skipped_pods: list[SkippedPod] = field(default_factory=list)
+    invalid_queues: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -46,11 +63,22 @@ class ClusterInfo:
         pod_groups: Iterable[PodGroupSpec],
         priority_classes: Mapping[str, PriorityClassSpec],
         pdbs: Iterable[PdbSpec] = (),
+        resource_quotas: Iterable[ResourceQuotaSpec] = (),
         scheduler_name: str = "py-volcano",
         shadow_phases: Mapping[JobID, PodGroupPhase] | None = None,
+        skipped_pods: Iterable[SkippedPod] = (),
+        invalid_queues: Mapping[str, str] | None = None,
+        invalid_pod_groups: Mapping[str, str] | None = None,
     ) -> ClusterInfo:
-        """Assemble a snapshot; a pod naming a missing PodGroup or a group naming a missing queue is warned about."""
-        info = cls(priority_classes=dict(priority_classes), pdbs=list(pdbs))
+        """Assemble a snapshot; a pod naming a missing PodGroup or a group naming a missing queue is warned about.
+
+        `skipped_pods` are pods of this scheduler the caller could not parse; `invalid_queues` and
+        `invalid_pod_groups` the parse errors of Queues (by name) and PodGroups (by `ns/name`), so a job
+        or pod that names one is told why it waits.
+        """
+        info = cls(priority_classes=dict(priority_classes), pdbs=list(pdbs), resource_quotas=list(resource_quotas))
+        info.skipped_pods = list(skipped_pods)
+        info.invalid_queues = dict(invalid_queues or {})
         info.nodes = {spec.name: NodeInfo(spec) for spec in nodes}
         info.queues = {queue.uid: queue for queue in queues}
         if DEFAULT_QUEUE not in info.queues:
@@ -58,7 +86,7 @@ class ClusterInfo:
         for spec in pod_groups:
             info._add_job(spec)
         for parsed in pods:
-            info._add_pod(parsed, scheduler_name, shadow_phases or {})
+            info._add_pod(parsed, scheduler_name, shadow_phases or {}, invalid_pod_groups or {})
         return info
 
     def _job_priority(self, class_name: str) -> int:
@@ -78,15 +106,22 @@ class ClusterInfo:
             )
         return job
 
-    def _job_for(self, parsed: ParsedPod, shadow_phases: Mapping[JobID, PodGroupPhase]) -> JobInfo | None:
+    def _job_for(
+        self, parsed: ParsedPod, shadow_phases: Mapping[JobID, PodGroupPhase], invalid_groups: Mapping[str, str]
+    ) -> JobInfo | None:
         task = parsed.task
         if parsed.group:
-            job = self.jobs.get(JobID(f"{task.namespace}/{parsed.group}"))
+            key = f"{task.namespace}/{parsed.group}"
+            job = self.jobs.get(JobID(key))
             if job is None:
+                error = invalid_groups.get(key)
+                why = f"PodGroup {key} is invalid: {error}" if error else f"PodGroup {key} not found"
                 self.warnings.append(
                     f"Pod {task.key}: field metadata.annotations[scheduling.k8s.io/group-name]: "
                     f"PodGroup {parsed.group!r} not found; the pod waits"
                 )
+                if task.status is TaskStatus.PENDING:
+                    self.skipped_pods.append(SkippedPod(task.namespace, task.name, task.uid, f"{why}; the pod waits"))
             return job
         name = shadow_group_name(parsed.uid)
         key = JobID(f"{task.namespace}/{name}")
@@ -113,10 +148,16 @@ class ClusterInfo:
             )
         return job
 
-    def _add_pod(self, parsed: ParsedPod, scheduler_name: str, shadow_phases: Mapping[JobID, PodGroupPhase]) -> None:
+    def _add_pod(
+        self,
+        parsed: ParsedPod,
+        scheduler_name: str,
+        shadow_phases: Mapping[JobID, PodGroupPhase],
+        invalid_groups: Mapping[str, str],
+    ) -> None:
         task = parsed.task.clone()
         if parsed.scheduler_name == scheduler_name:
-            job = self._job_for(parsed, shadow_phases)
+            job = self._job_for(parsed, shadow_phases, invalid_groups)
             if job is not None:
                 task.job = job.uid
                 job.add_task(task)

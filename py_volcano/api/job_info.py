@@ -5,11 +5,13 @@ Statuses and the gang counts: docs/semantics.md, "Task statuses" and "Job counts
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from py_volcano.api.resource_info import Resource
+from py_volcano.api.topology_spread import TopologySpreadConstraint
 from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskID, TaskStatus, is_allocated_status
 
 __all__ = ["FitErrors", "JobInfo", "PodGroupSpec", "TaskInfo", "Toleration"]
@@ -62,8 +64,10 @@ class TaskInfo:
         "resreq",
         "role",
         "schedulable",
+        "scheduled_at",
         "status",
         "tolerations",
+        "topology_spread",
         "uid",
     )
 
@@ -74,7 +78,6 @@ class TaskInfo:
         name: str,
         namespace: str,
         resreq: Resource,
-        init_resreq: Resource | None = None,
         job: JobID | None = None,
         node_name: str = "",
         status: TaskStatus = TaskStatus.PENDING,
@@ -91,12 +94,16 @@ class TaskInfo:
         schedulable: bool = True,
         creation: float = 0.0,
         role: str = "",
+        scheduled_at: float | None = None,
+        topology_spread: tuple[TopologySpreadConstraint, ...] = (),
     ) -> None:
         self.uid = uid
         self.name = name
         self.namespace = namespace
         self.resreq = resreq
-        self.init_resreq = init_resreq if init_resreq is not None else resreq
+        # Volcano's NewTaskInfo gives Resreq and InitResreq the same resource (GetPodResourceRequest, init
+        # containers included): both names are kept so each reader reads the one Volcano reads there.
+        self.init_resreq = resreq
         self.job = job
         self.node_name = node_name
         self.status = status
@@ -114,6 +121,8 @@ class TaskInfo:
         self.best_effort = resreq.is_empty()
         self.creation = creation
         self.role = role
+        self.scheduled_at = scheduled_at  # when PodScheduled turned True (epoch s); cdp reads it
+        self.topology_spread = topology_spread
         self.index = _name_index(name)
 
     def clone(self) -> TaskInfo:
@@ -143,8 +152,10 @@ class TaskInfo:
         copy.resreq = self.resreq
         copy.role = self.role
         copy.schedulable = self.schedulable
+        copy.scheduled_at = self.scheduled_at
         copy.status = self.status
         copy.tolerations = self.tolerations
+        copy.topology_spread = self.topology_spread
         copy.uid = self.uid
         return copy
 
@@ -162,9 +173,18 @@ class TaskInfo:
 _new_task = object.__new__
 
 
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+_INT64 = range(-(2**63), 2**63)
+
+
 def _name_index(name: str) -> int | None:
-    tail = name.rsplit("-", 1)[-1]
-    return int(tail) if tail.isdigit() and tail != name else None
+    """The pod's index in its task, as Volcano's GetPodIndexUnderTask and strconv.Atoi read it: the last
+    of at least three dash-separated parts (`job-task-3`), a decimal integer that fits 64 bits."""
+    parts = name.split("-")
+    if len(parts) < 3 or not _DECIMAL.fullmatch(parts[-1]):
+        return None
+    index = int(parts[-1])
+    return index if index in _INT64 else None
 
 
 @dataclass(slots=True, frozen=True)
@@ -183,6 +203,11 @@ class PodGroupSpec:
     uid: str = ""
     shadow: bool = False
     conditions: tuple[Mapping[str, Any], ...] = ()
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    min_resource_list: Mapping[str, float] = field(default_factory=dict)
+    """`spec.minResources` as written, name -> amount in base units: quota names (`requests.cpu`,
+    `count/pods`), which `min_resources` leaves out, included (the resourcequota plugin compares them)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> JobID:
@@ -328,12 +353,25 @@ class JobInfo:
         """Tasks that can still count towards the gang."""
         return self.count(*_VALID)
 
-    def _roles_meet(self, statuses: tuple[TaskStatus, ...]) -> bool:
-        if not self.task_min_available:
-            return True
+    def role_counts(self, statuses: tuple[TaskStatus, ...], *, best_effort: bool = False) -> dict[str, int]:
+        """Count the tasks in `statuses` per role; with `best_effort`, pending best-effort tasks count too."""
         counts: dict[str, int] = {}
         for task in self.tasks_with(*statuses):
             counts[task.role] = counts.get(task.role, 0) + 1
+        if best_effort:
+            for task in self.tasks_with(TaskStatus.PENDING):
+                if task.best_effort:
+                    counts[task.role] = counts.get(task.role, 0) + 1
+        return counts
+
+    def roles_are_loose(self) -> bool:
+        """True when minMember is below the sum of minTaskMember: Volcano then checks no role's minimum."""
+        return self.min_available < sum(self.task_min_available.values())
+
+    def _roles_meet(self, statuses: tuple[TaskStatus, ...], *, best_effort: bool = False) -> bool:
+        if not self.task_min_available or self.roles_are_loose():
+            return True
+        counts = self.role_counts(statuses, best_effort=best_effort)
         return all(counts.get(role, 0) >= minimum for role, minimum in self.task_min_available.items())
 
     def check_task_valid(self) -> bool:
@@ -341,16 +379,36 @@ class JobInfo:
         return self._roles_meet(_VALID)
 
     def check_task_ready(self) -> bool:
-        """True when every role in minTaskMember has enough ready tasks."""
-        return self._roles_meet(_READY)
+        """True when every role in minTaskMember has enough ready (or pending best-effort) tasks."""
+        return self._roles_meet(_READY, best_effort=True)
 
     def check_task_pipelined(self) -> bool:
-        """True when every role in minTaskMember has enough ready or pipelined tasks."""
-        return self._roles_meet((*_READY, TaskStatus.PIPELINED))
+        """True when every role in minTaskMember has enough ready, pipelined or pending best-effort tasks."""
+        return self._roles_meet((*_READY, TaskStatus.PIPELINED), best_effort=True)
+
+    def need_continue_allocating(self, failed_roles: Collection[str]) -> bool:
+        """Whether allocating the job's other tasks can still make its gang after tasks of `failed_roles`
+        found no node (Volcano's NeedContinueAllocating; docs/semantics.md, "Allocate").
+
+        Never when minMember covers every task. With loose roles, while ready tasks plus the pending tasks
+        of the other roles reach minMember; otherwise while every failed role already has its minimum.
+        """
+        if self.min_available >= len(self.tasks):
+            return False
+        if self.roles_are_loose():
+            left = sum(1 for task in self.tasks_with(TaskStatus.PENDING) if task.role not in failed_roles)
+            return self.ready_task_num() + left >= self.min_available
+        placed = self.role_counts(_READY, best_effort=True)
+        return all(placed.get(role, 0) >= self.task_min_available.get(role, 0) for role in failed_roles)
 
     def is_ready(self) -> bool:
         """Ready tasks (and pending best-effort ones) reach minAvailable."""
         return self.ready_task_num() + self.pending_best_effort_task_num() >= self.min_available
+
+    def is_pipelined(self) -> bool:
+        """Pipelined, ready and pending best-effort tasks reach minAvailable (Volcano's IsPipelined)."""
+        occupied = self.waiting_task_num() + self.ready_task_num()
+        return occupied + self.pending_best_effort_task_num() >= self.min_available
 
     def is_starving(self) -> bool:
         """Ready plus pipelined tasks fall short of minAvailable."""

@@ -6,15 +6,18 @@ names the object and the field, and never lets a malformed object through half-r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from py_volcano.api.job_info import PodGroupSpec, TaskInfo, Toleration
 from py_volcano.api.node_info import NodeSpec, Taint
-from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
+from py_volcano.api.quantity import parse_quantity
+from py_volcano.api.queue_info import DEFAULT_QUEUE, NodeGroupAffinity, QueueInfo
 from py_volcano.api.resource_info import Resource
+from py_volcano.api.shapes import ShapeError, check_affinity, check_amount, check_selector, check_string_map
+from py_volcano.api.topology_spread import topology_spread_constraints
 from py_volcano.api.types import PodGroupPhase, QueueState, TaskID, TaskStatus
 from py_volcano.errors import (
     InvalidNode,
@@ -23,23 +26,30 @@ from py_volcano.errors import (
     InvalidPodGroup,
     InvalidPriorityClass,
     InvalidQueue,
+    InvalidResourceQuota,
     ObjectError,
 )
 
 __all__ = [
     "GROUP_NAME_ANNOTATION",
+    "HIERARCHY_ANNOTATION",
+    "HIERARCHY_WEIGHTS_ANNOTATION",
     "PREEMPTABLE_KEY",
     "QUEUE_NAME_ANNOTATION",
     "TASK_SPEC_ANNOTATION",
+    "OwnerRef",
     "ParsedPod",
     "PdbSpec",
     "PriorityClassSpec",
+    "ResourceQuotaSpec",
     "parse_node",
+    "parse_object",
     "parse_pdb",
     "parse_pod",
     "parse_pod_group",
     "parse_priority_class",
     "parse_queue",
+    "parse_resource_quota",
     "parse_timestamp",
 ]
 
@@ -47,6 +57,12 @@ GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
 TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
 PREEMPTABLE_KEY = "volcano.sh/preemptable"
+HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
+HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
+#: Kubernetes' bounds of a pod's priority and a PriorityClass' value (int32).
+_PRIORITY_MIN, _PRIORITY_MAX = -(2**31), 2**31 - 1
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True, frozen=True)
@@ -77,14 +93,38 @@ class PdbSpec:
 
 
 @dataclass(slots=True, frozen=True)
+class ResourceQuotaSpec:
+    """A ResourceQuota's status: its hard limits and what the namespace uses, per resource name as written
+    (`cpu`, `requests.memory`, `pods`, ...), in base units (cores, bytes, counts). Volcano reads only the
+    status, which the API server's quota controller keeps."""
+
+    name: str
+    namespace: str
+    hard: Mapping[str, float] = field(default_factory=dict)
+    used: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
+class OwnerRef:
+    """The controller of an object (its ownerReference with `controller: true`)."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+
+
+@dataclass(slots=True, frozen=True)
 class ParsedPod:
-    """A pod's task plus what links it to a job: its group annotation, queue annotation, scheduler."""
+    """A pod's task plus what links it to a job: its group annotation, queue annotation, scheduler, and the
+    controller that owns it (the PodGroup controller groups pods by it)."""
 
     task: TaskInfo
     group: str
     queue: str
     scheduler_name: str
     uid: str
+    owner: OwnerRef | None = None
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -94,10 +134,10 @@ def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _name(obj: Mapping[str, Any], *, namespaced: bool) -> str:
     meta = _meta(obj)
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
+    name, namespace = meta.get("name"), meta.get("namespace")
+    if not isinstance(name, str) or not name or not isinstance(namespace, str | None):
         return "<unnamed>"
-    return f"{meta.get('namespace') or 'default'}/{name}" if namespaced else name
+    return f"{namespace or 'default'}/{name}" if namespaced else name
 
 
 def _require_name(obj: Mapping[str, Any], error: type[ObjectError], *, namespaced: bool) -> str:
@@ -137,14 +177,74 @@ def _dict(value: object, error: type[ObjectError], name: str, path: str) -> Mapp
     return value
 
 
-def _int(value: object, error: type[ObjectError], name: str, path: str, default: int, minimum: int) -> int:
+def _int(
+    value: object, error: type[ObjectError], name: str, path: str, default: int, minimum: int, maximum: int = 2**31 - 1
+) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        raise error(name, path, f"expected an integer, got {value!r}")
-    if value < minimum:
-        raise error(name, path, f"must be >= {minimum}, got {value}")
+        raise error(name, path, f"expected an integer, got {value!r:.60}")
+    if not minimum <= value <= maximum:
+        raise error(name, path, f"must be between {minimum} and {maximum}, got {value}")
     return value
+
+
+def _str(value: object, error: type[ObjectError], name: str, path: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise error(name, path, f"expected a string, got {value!r:.60}")
+    return value
+
+
+def _list(value: object, error: type[ObjectError], name: str, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise error(name, path, "expected a list")
+    return value
+
+
+def _shaped(check: Callable[[object, str], T], value: object, error: type[ObjectError], name: str, path: str) -> T:
+    """Run a shape check of `shapes` on `value` at `path`; its ShapeError becomes the kind's error."""
+    try:
+        return check(value, path)
+    except ShapeError as exc:
+        raise error(name, exc.field, exc.reason) from None
+
+
+_ERRORS: dict[str, type[ObjectError]] = {
+    error.kind: error
+    for error in (
+        InvalidPod,
+        InvalidNode,
+        InvalidQueue,
+        InvalidPodGroup,
+        InvalidPriorityClass,
+        InvalidPodDisruptionBudget,
+        InvalidResourceQuota,
+    )
+}
+_NAMESPACED = frozenset({"Pod", "PodGroup", "PodDisruptionBudget", "ResourceQuota"})
+
+
+def parse_object(kind: str, obj: object, parse: Callable[[Mapping[str, Any]], T]) -> T:
+    """Parse one manifest of `kind` under the guard every object goes through, whoever reads it.
+
+    Any failure becomes the kind's `ObjectError` naming the object and the field: the parser's own
+    error as it is; anything else it raises (a bug, an input no check foresaw) with the field
+    `<unknown>` and the exception, chained. The caller reports the object and skips it.
+    """
+    error = _ERRORS[kind]
+    if not isinstance(obj, Mapping):
+        raise error("<unnamed>", "<object>", f"expected a map, got {type(obj).__name__}")
+    try:
+        return parse(obj)
+    except ObjectError:
+        raise
+    except Exception as exc:
+        name = _name(obj, namespaced=kind in _NAMESPACED)
+        raise error(name, "<unknown>", f"cannot be parsed: {type(exc).__name__}: {exc}"[:300]) from exc
 
 
 # Pods -----------------------------------------------------------------------------------------
@@ -159,24 +259,37 @@ def _container_requests(container: Mapping[str, Any], name: str, path: str) -> R
 
 
 def _containers(spec: Mapping[str, Any], key: str, name: str) -> list[Mapping[str, Any]]:
-    containers = spec.get(key) or []
+    containers = spec.get(key)
+    if containers is None:
+        return []
     if not isinstance(containers, list) or not all(isinstance(c, Mapping) for c in containers):
         raise InvalidPod(name, f"spec.{key}", "expected a list of containers")
     return containers
 
 
-def pod_requests(spec: Mapping[str, Any], name: str) -> tuple[Resource, Resource]:
-    """Return (resreq, init_resreq): the sum of containers, and its max with each init container, plus overhead."""
-    resreq = Resource()
+def pod_requests(spec: Mapping[str, Any], name: str) -> Resource:
+    """Return what the pod requests, as Volcano's GetPodResourceRequest (docs/semantics.md, "Pod requests").
+
+    Containers and sidecars (init containers with `restartPolicy: Always`) are summed; each other init
+    container needs its own request plus the sidecars started before it; the pod requests the larger of
+    the two, dimension by dimension, plus `spec.overhead`.
+    """
+    request = Resource()
     for i, container in enumerate(_containers(spec, "containers", name)):
-        resreq.add(_container_requests(container, name, f"spec.containers[{i}]"))
-    init_resreq = resreq.clone()
+        request.add(_container_requests(container, name, f"spec.containers[{i}]"))
+    sidecars = Resource()
+    init_peak = Resource()
     for i, container in enumerate(_containers(spec, "initContainers", name)):
-        init_resreq.set_max_resource(_container_requests(container, name, f"spec.initContainers[{i}]"))
-    overhead = _resources(spec.get("overhead"), InvalidPod, name, "spec.overhead")
-    resreq.add(overhead)
-    init_resreq.add(overhead)
-    return resreq, init_resreq
+        path = f"spec.initContainers[{i}]"
+        need = _container_requests(container, name, path)
+        if _str(container.get("restartPolicy"), InvalidPod, name, f"{path}.restartPolicy") == "Always":
+            request.add(need)
+            sidecars.add(need)
+            init_peak.set_max_resource(sidecars)
+        else:
+            init_peak.set_max_resource(need.add(sidecars))
+    request.set_max_resource(init_peak)
+    return request.add(_resources(spec.get("overhead"), InvalidPod, name, "spec.overhead"))
 
 
 def _task_status(phase: str, node_name: str, deleting: bool) -> TaskStatus:
@@ -194,43 +307,80 @@ def _task_status(phase: str, node_name: str, deleting: bool) -> TaskStatus:
 
 
 def _tolerations(spec: Mapping[str, Any], name: str) -> tuple[Toleration, ...]:
-    raw = spec.get("tolerations") or []
-    if not isinstance(raw, list):
-        raise InvalidPod(name, "spec.tolerations", "expected a list")
-    return tuple(
-        Toleration(
-            key=str(t.get("key") or ""),
-            operator=str(t.get("operator") or "Equal"),
-            value=str(t.get("value") or ""),
-            effect=str(t.get("effect") or ""),
+    tolerations = []
+    for i, raw in enumerate(_list(spec.get("tolerations"), InvalidPod, name, "spec.tolerations")):
+        toleration = _dict(raw, InvalidPod, name, f"spec.tolerations[{i}]")
+        key, operator, value, effect = (
+            _str(toleration.get(field), InvalidPod, name, f"spec.tolerations[{i}].{field}")
+            for field in ("key", "operator", "value", "effect")
         )
-        for t in raw
-        if isinstance(t, Mapping)
-    )
+        tolerations.append(Toleration(key=key, operator=operator or "Equal", value=value, effect=effect))
+    return tuple(tolerations)
 
 
-def _host_ports(spec: Mapping[str, Any], name: str) -> tuple[tuple[str, str, int], ...]:
+def _host_ports(containers: list[Mapping[str, Any]], name: str) -> tuple[tuple[str, str, int], ...]:
     ports: list[tuple[str, str, int]] = []
-    for container in _containers(spec, "containers", name):
-        for port in container.get("ports") or []:
-            if isinstance(port, Mapping) and port.get("hostPort"):
-                ports.append(
-                    (str(port.get("hostIP") or "0.0.0.0"), str(port.get("protocol") or "TCP"), int(port["hostPort"]))
-                )
+    for i, container in enumerate(containers):
+        for j, raw in enumerate(_list(container.get("ports"), InvalidPod, name, f"spec.containers[{i}].ports")):
+            path = f"spec.containers[{i}].ports[{j}]"
+            port = _dict(raw, InvalidPod, name, path)
+            host_port = _int(port.get("hostPort"), InvalidPod, name, f"{path}.hostPort", 0, 0, 65535)
+            if host_port:
+                host_ip = _str(port.get("hostIP"), InvalidPod, name, f"{path}.hostIP") or "0.0.0.0"
+                protocol = _str(port.get("protocol"), InvalidPod, name, f"{path}.protocol") or "TCP"
+                ports.append((host_ip, protocol, host_port))
     return tuple(ports)
 
 
-def _pod_priority(spec: Mapping[str, Any], priority_classes: Mapping[str, PriorityClassSpec]) -> tuple[int, bool]:
-    class_name = spec.get("priorityClassName") or ""
+def _pod_priority(
+    spec: Mapping[str, Any], priority_classes: Mapping[str, PriorityClassSpec], name: str
+) -> tuple[int, bool]:
+    class_name = _str(spec.get("priorityClassName"), InvalidPod, name, "spec.priorityClassName")
     pc = priority_classes.get(class_name) if class_name else _global_default(priority_classes)
     never = spec.get("preemptionPolicy") == "Never" or bool(pc and pc.preemption_never)
-    if isinstance(spec.get("priority"), int):
-        return int(spec["priority"]), never
+    priority = spec.get("priority")
+    if priority is not None:
+        return _int(priority, InvalidPod, name, "spec.priority", 0, _PRIORITY_MIN, _PRIORITY_MAX), never
     return (pc.value if pc else 0), never
 
 
 def _global_default(priority_classes: Mapping[str, PriorityClassSpec]) -> PriorityClassSpec | None:
     return next((pc for pc in priority_classes.values() if pc.global_default), None)
+
+
+def _controller(meta: Mapping[str, Any]) -> OwnerRef | None:
+    """Return the ownerReference marked `controller: true`, None when there is none (or it is malformed)."""
+    references = meta.get("ownerReferences")
+    if not isinstance(references, list):
+        return None
+    for ref in references:
+        if isinstance(ref, Mapping) and ref.get("controller") is True and ref.get("uid"):
+            return OwnerRef(
+                api_version=str(ref.get("apiVersion") or ""),
+                kind=str(ref.get("kind") or ""),
+                name=str(ref.get("name") or ""),
+                uid=str(ref["uid"]),
+            )
+    return None
+
+
+def _scheduled_at(status: Mapping[str, Any]) -> float | None:
+    """Return when the pod's `PodScheduled` condition turned True, None without one (read by cdp)."""
+    conditions = status.get("conditions")
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, Mapping) and condition.get("type") == "PodScheduled":
+            return parse_timestamp(condition.get("lastTransitionTime")) if condition.get("status") == "True" else None
+    return None
+
+
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+
+
+def _preemptable(labels: Mapping[str, str], annotations: Mapping[str, str]) -> bool:
+    """Volcano's GetPodPreemptable: `volcano.sh/preemptable` from the annotation, else the label, read as Go's
+    ParseBool; a value ParseBool refuses means not preemptable, no value at all means preemptable."""
+    value = annotations.get(PREEMPTABLE_KEY, labels.get(PREEMPTABLE_KEY))
+    return value is None or value in _GO_TRUE
 
 
 def parse_pod(
@@ -241,33 +391,34 @@ def parse_pod(
     meta = _meta(obj)
     spec = _dict(obj.get("spec"), InvalidPod, name, "spec")
     status = _dict(obj.get("status"), InvalidPod, name, "status")
-    labels = _dict(meta.get("labels"), InvalidPod, name, "metadata.labels")
-    annotations = _dict(meta.get("annotations"), InvalidPod, name, "metadata.annotations")
-    resreq, init_resreq = pod_requests(spec, name)
-    node_name = str(spec.get("nodeName") or "")
-    priority, never = _pod_priority(spec, priority_classes)
+    labels = _shaped(check_string_map, meta.get("labels"), InvalidPod, name, "metadata.labels")
+    annotations = _shaped(check_string_map, meta.get("annotations"), InvalidPod, name, "metadata.annotations")
+    resreq = pod_requests(spec, name)
+    node_name = _str(spec.get("nodeName"), InvalidPod, name, "spec.nodeName")
+    priority, never = _pod_priority(spec, priority_classes, name)
     uid = str(meta.get("uid") or meta["name"])
-    preemptable = str(labels.get(PREEMPTABLE_KEY, annotations.get(PREEMPTABLE_KEY, "true"))).lower() != "false"
+    preemptable = _preemptable(labels, annotations)
     task = TaskInfo(
         uid=TaskID(str(meta.get("uid") or name)),
         name=str(meta["name"]),
         namespace=str(meta.get("namespace") or "default"),
         resreq=resreq,
-        init_resreq=init_resreq,
         node_name=node_name,
         status=_task_status(str(status.get("phase") or "Pending"), node_name, bool(meta.get("deletionTimestamp"))),
         priority=priority,
         priority_class_name=str(spec.get("priorityClassName") or ""),
         labels=labels,
         annotations=annotations,
-        node_selector=_dict(spec.get("nodeSelector"), InvalidPod, name, "spec.nodeSelector"),
-        affinity=_dict(spec.get("affinity"), InvalidPod, name, "spec.affinity"),
+        node_selector=_shaped(check_string_map, spec.get("nodeSelector"), InvalidPod, name, "spec.nodeSelector"),
+        affinity=_shaped(check_affinity, spec.get("affinity"), InvalidPod, name, "spec.affinity"),
         tolerations=_tolerations(spec, name),
-        host_ports=_host_ports(spec, name),
+        host_ports=_host_ports(_containers(spec, "containers", name), name),
         preemptable=preemptable,
         preemption_never=never,
         creation=parse_timestamp(meta.get("creationTimestamp")) or creation,
         role=str(annotations.get(TASK_SPEC_ANNOTATION, "")),
+        scheduled_at=_scheduled_at(status),
+        topology_spread=topology_spread_constraints(spec, labels, name),
     )
     return ParsedPod(
         task=task,
@@ -275,6 +426,7 @@ def parse_pod(
         queue=str(annotations.get(QUEUE_NAME_ANNOTATION) or DEFAULT_QUEUE),
         scheduler_name=str(spec.get("schedulerName") or "default-scheduler"),
         uid=uid,
+        owner=_controller(meta),
     )
 
 
@@ -293,19 +445,24 @@ def parse_node(obj: Mapping[str, Any]) -> NodeSpec:
         allocatable = _resources(status.get("allocatable"), InvalidNode, name, "status.allocatable")
         capacity = _resources(status.get("capacity"), InvalidNode, name, "status.capacity")
     taints = []
-    for i, taint in enumerate(spec.get("taints") or []):
-        if not isinstance(taint, Mapping) or not taint.get("key"):
+    for i, raw in enumerate(_list(spec.get("taints"), InvalidNode, name, "spec.taints")):
+        taint = _dict(raw, InvalidNode, name, f"spec.taints[{i}]")
+        key, value, effect = (
+            _str(taint.get(field), InvalidNode, name, f"spec.taints[{i}].{field}")
+            for field in ("key", "value", "effect")
+        )
+        if not key:
             raise InvalidNode(name, f"spec.taints[{i}].key", "missing")
-        taints.append(Taint(str(taint["key"]), str(taint.get("value") or ""), str(taint.get("effect") or "NoSchedule")))
+        taints.append(Taint(key, value, effect or "NoSchedule"))
     ready = True
-    for condition in status.get("conditions") or []:
+    for condition in _list(status.get("conditions"), InvalidNode, name, "status.conditions"):
         if isinstance(condition, Mapping) and condition.get("type") == "Ready":
             ready = condition.get("status") == "True"
     return NodeSpec(
         name=name,
         allocatable=allocatable,
         capacity=capacity,
-        labels=_dict(_meta(obj).get("labels"), InvalidNode, name, "metadata.labels"),
+        labels=_shaped(check_string_map, _meta(obj).get("labels"), InvalidNode, name, "metadata.labels"),
         taints=tuple(taints),
         unschedulable=bool(spec.get("unschedulable")),
         ready=ready,
@@ -313,16 +470,18 @@ def parse_node(obj: Mapping[str, Any]) -> NodeSpec:
 
 
 def parse_queue(obj: Mapping[str, Any], *, creation: float = 0.0) -> QueueInfo:
-    """Parse a Queue: weight (>= 1), capability, deserved, guarantee, parent, state, reclaimable, priority."""
+    """Parse a Queue: weight (>= 1), capability, deserved, guarantee, parent, state, reclaimable, priority,
+    the hierarchy annotations hierarchical drf reads, node-group affinity and annotations (nodegroup)."""
     name = _require_name(obj, InvalidQueue, namespaced=False)
     spec = _dict(obj.get("spec"), InvalidQueue, name, "spec")
     status = _dict(obj.get("status"), InvalidQueue, name, "status")
     guarantee = _dict(spec.get("guarantee"), InvalidQueue, name, "spec.guarantee")
+    annotations = _dict(_meta(obj).get("annotations"), InvalidQueue, name, "metadata.annotations")
     state_text = status.get("state") or spec.get("state") or "Open"
     try:
         state = QueueState(state_text)
-    except ValueError:
-        raise InvalidQueue(name, "status.state", f"unknown state {state_text!r}") from None
+    except (ValueError, TypeError):
+        raise InvalidQueue(name, "status.state", f"unknown state {state_text!r:.60}") from None
     reclaimable = spec.get("reclaimable", True)
     if not isinstance(reclaimable, bool):
         raise InvalidQueue(name, "spec.reclaimable", f"expected true or false, got {reclaimable!r}")
@@ -336,16 +495,39 @@ def parse_queue(obj: Mapping[str, Any], *, creation: float = 0.0) -> QueueInfo:
         guarantee=_resources(guarantee.get("resource"), InvalidQueue, name, "spec.guarantee.resource")
         if guarantee.get("resource")
         else None,
-        parent=str(spec.get("parent") or ""),
+        parent=_str(spec.get("parent"), InvalidQueue, name, "spec.parent"),
         state=state,
+        state_set=bool(status.get("state")),
         reclaimable=reclaimable,
-        priority=_int(spec.get("priority"), InvalidQueue, name, "spec.priority", 0, -(2**31)),
+        priority=_int(spec.get("priority"), InvalidQueue, name, "spec.priority", 0, _PRIORITY_MIN, _PRIORITY_MAX),
         creation=parse_timestamp(_meta(obj).get("creationTimestamp")) or creation,
+        hierarchy=str(annotations.get(HIERARCHY_ANNOTATION) or ""),
+        hierarchy_weights=str(annotations.get(HIERARCHY_WEIGHTS_ANNOTATION) or ""),
+        affinity=_node_group_affinity(spec.get("affinity"), name),
+        annotations=_shaped(check_string_map, annotations, InvalidQueue, name, "metadata.annotations"),
     )
 
 
+def _node_group_affinity(value: object, name: str) -> NodeGroupAffinity | None:
+    """Read a Queue's `spec.affinity` (node groups); None when unset."""
+    if value is None:
+        return None
+    affinity = _dict(value, InvalidQueue, name, "spec.affinity")
+    groups: list[tuple[str, ...]] = []
+    for rule in ("nodeGroupAffinity", "nodeGroupAntiAffinity"):
+        terms = _dict(affinity.get(rule), InvalidQueue, name, f"spec.affinity.{rule}")
+        for when in ("required", "preferred"):
+            path = f"spec.affinity.{rule}.{when}DuringSchedulingIgnoredDuringExecution"
+            listed = _list(terms.get(f"{when}DuringSchedulingIgnoredDuringExecution"), InvalidQueue, name, path)
+            for index, group in enumerate(listed):
+                if not isinstance(group, str):
+                    raise InvalidQueue(name, f"{path}[{index}]", f"expected a string, got {group!r:.60}")
+            groups.append(tuple(listed))
+    return NodeGroupAffinity(required=groups[0], preferred=groups[1], anti_required=groups[2], anti_preferred=groups[3])
+
+
 def parse_pod_group(obj: Mapping[str, Any], *, creation: float = 0.0) -> PodGroupSpec:
-    """Parse a PodGroup: minMember, minResources, minTaskMember, queue, priorityClassName, phase."""
+    """Parse a PodGroup: minMember, minResources, minTaskMember, queue, priorityClassName, phase, annotations."""
     name = _require_name(obj, InvalidPodGroup, namespaced=True)
     meta = _meta(obj)
     spec = _dict(obj.get("spec"), InvalidPodGroup, name, "spec")
@@ -353,38 +535,38 @@ def parse_pod_group(obj: Mapping[str, Any], *, creation: float = 0.0) -> PodGrou
     phase_text = status.get("phase") or "Pending"
     try:
         phase = PodGroupPhase(phase_text)
-    except ValueError:
-        raise InvalidPodGroup(name, "status.phase", f"unknown phase {phase_text!r}") from None
+    except (ValueError, TypeError):
+        raise InvalidPodGroup(name, "status.phase", f"unknown phase {phase_text!r:.60}") from None
     min_task = _dict(spec.get("minTaskMember"), InvalidPodGroup, name, "spec.minTaskMember")
     for role, value in min_task.items():
         _int(value, InvalidPodGroup, name, f"spec.minTaskMember.{role}", 0, 0)
-    conditions = status.get("conditions") or []
+    conditions = _list(status.get("conditions"), InvalidPodGroup, name, "status.conditions")
     return PodGroupSpec(
         name=str(meta["name"]),
         namespace=str(meta.get("namespace") or "default"),
-        queue=str(spec.get("queue") or DEFAULT_QUEUE),
+        queue=_str(spec.get("queue"), InvalidPodGroup, name, "spec.queue") or DEFAULT_QUEUE,
         min_member=_int(spec.get("minMember"), InvalidPodGroup, name, "spec.minMember", 1, 0),
         min_resources=_resources(spec["minResources"], InvalidPodGroup, name, "spec.minResources")
         if spec.get("minResources") is not None
         else None,
+        min_resource_list={str(k): parse_quantity(v) for k, v in (spec.get("minResources") or {}).items()},
         min_task_member=dict(min_task),
-        priority_class_name=str(spec.get("priorityClassName") or ""),
+        priority_class_name=_str(spec.get("priorityClassName"), InvalidPodGroup, name, "spec.priorityClassName"),
         phase=phase,
         creation=parse_timestamp(meta.get("creationTimestamp")) or creation,
         uid=str(meta.get("uid") or name),
         conditions=tuple(c for c in conditions if isinstance(c, Mapping)),
+        annotations=_shaped(check_string_map, meta.get("annotations"), InvalidPodGroup, name, "metadata.annotations"),
+        labels=_shaped(check_string_map, meta.get("labels"), InvalidPodGroup, name, "metadata.labels"),
     )
 
 
 def parse_priority_class(obj: Mapping[str, Any]) -> PriorityClassSpec:
     """Parse a PriorityClass."""
     name = _require_name(obj, InvalidPriorityClass, namespaced=False)
-    value = obj.get("value", 0)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidPriorityClass(name, "value", f"expected an integer, got {value!r}")
     return PriorityClassSpec(
         name=name,
-        value=value,
+        value=_int(obj.get("value"), InvalidPriorityClass, name, "value", 0, _PRIORITY_MIN, _PRIORITY_MAX),
         global_default=bool(obj.get("globalDefault")),
         preemption_never=obj.get("preemptionPolicy") == "Never",
     )
@@ -396,11 +578,36 @@ def parse_pdb(obj: Mapping[str, Any]) -> PdbSpec:
     spec = _dict(obj.get("spec"), InvalidPodDisruptionBudget, name, "spec")
     status = _dict(obj.get("status"), InvalidPodDisruptionBudget, name, "status")
     allowed = status.get("disruptionsAllowed")
+    selector = _dict(spec.get("selector"), InvalidPodDisruptionBudget, name, "spec.selector")
+    _shaped(check_selector, selector, InvalidPodDisruptionBudget, name, "spec.selector")
     return PdbSpec(
         name=str(_meta(obj)["name"]),
         namespace=str(_meta(obj).get("namespace") or "default"),
-        selector=_dict(spec.get("selector"), InvalidPodDisruptionBudget, name, "spec.selector"),
-        min_available=spec.get("minAvailable"),
-        max_unavailable=spec.get("maxUnavailable"),
+        selector=selector,
+        min_available=_shaped(
+            check_amount, spec.get("minAvailable"), InvalidPodDisruptionBudget, name, "spec.minAvailable"
+        ),
+        max_unavailable=_shaped(
+            check_amount, spec.get("maxUnavailable"), InvalidPodDisruptionBudget, name, "spec.maxUnavailable"
+        ),
         disruptions_allowed=allowed if isinstance(allowed, int) and not isinstance(allowed, bool) else None,
+    )
+
+
+def parse_resource_quota(obj: Mapping[str, Any]) -> ResourceQuotaSpec:
+    """Parse a ResourceQuota (v1): `status.hard` and `status.used`."""
+    name = _require_name(obj, InvalidResourceQuota, namespaced=True)
+    status = _dict(obj.get("status"), InvalidResourceQuota, name, "status")
+    amounts: list[dict[str, float]] = []
+    for part in ("hard", "used"):
+        values = _dict(status.get(part), InvalidResourceQuota, name, f"status.{part}")
+        try:
+            amounts.append({str(key): parse_quantity(value) for key, value in values.items()})
+        except ValueError as exc:
+            raise InvalidResourceQuota(name, f"status.{part}", str(exc)) from None
+    return ResourceQuotaSpec(
+        name=str(_meta(obj)["name"]),
+        namespace=str(_meta(obj).get("namespace") or "default"),
+        hard=amounts[0],
+        used=amounts[1],
     )

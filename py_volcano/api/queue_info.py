@@ -1,16 +1,29 @@
-"""QueueInfo: what the scheduler reads from a Queue (weight, capability, deserved, guarantee, parent)."""
+"""QueueInfo: what the scheduler reads from a Queue (weight, capability, deserved, guarantee, parent, node-group
+affinity)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from py_volcano.api.resource_info import Resource
 from py_volcano.api.types import QueueID, QueueState
 
-__all__ = ["DEFAULT_QUEUE", "ROOT_QUEUE", "QueueInfo"]
+__all__ = ["DEFAULT_QUEUE", "ROOT_QUEUE", "NodeGroupAffinity", "QueueInfo"]
 
 DEFAULT_QUEUE = "default"
 ROOT_QUEUE = "root"
+
+
+@dataclass(slots=True, frozen=True)
+class NodeGroupAffinity:
+    """A Queue's `spec.affinity`: the node groups (`volcano.sh/nodegroup-name` values) its pods must, should,
+    must not and should not run in (`nodeGroupAffinity` / `nodeGroupAntiAffinity`, required and preferred)."""
+
+    required: tuple[str, ...] = ()
+    preferred: tuple[str, ...] = ()
+    anti_required: tuple[str, ...] = ()
+    anti_preferred: tuple[str, ...] = ()
 
 
 @dataclass(slots=True, eq=False)
@@ -24,9 +37,17 @@ class QueueInfo:
     guarantee: Resource | None = None
     parent: str = ""
     state: QueueState = QueueState.OPEN
+    state_set: bool = True
+    """False when the Queue has no `status.state` yet: the scheduler writes `Open` then, and only then."""
     reclaimable: bool = True
     priority: int = 0
     creation: float = 0.0
+    affinity: NodeGroupAffinity | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    hierarchy: str = ""
+    """The annotation `volcano.sh/hierarchy` (`root/eng/dev`): the queue's path for hierarchical drf."""
+    hierarchy_weights: str = ""
+    """The annotation `volcano.sh/hierarchy-weights` (`100/50/50`): a weight per level of `hierarchy`."""
 
     @property
     def uid(self) -> QueueID:

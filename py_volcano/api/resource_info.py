@@ -31,6 +31,19 @@ MEMORY = "memory"
 PODS = "pods"
 _INF = float("inf")
 _IGNORED = frozenset({"ephemeral-storage", "storage"})
+#: Names without a domain that are still scalar resources (Kubernetes' IsScalarResourceName).
+_SCALAR_PREFIXES = ("hugepages-", "attachable-volumes-")
+#: Quota names, not resources (Volcano's IsCountQuota, and requests.<extended resource>).
+_QUOTA_PREFIXES = ("count/", "requests.")
+
+
+def _is_scalar(name: str) -> bool:
+    """Return whether `name` is a scalar resource: an extended (`domain/name`), hugepages or attachable
+    volume resource. Quota names (`requests.cpu`, `limits.memory`, `count/pods`), which the minResources of
+    PodGroups made by Volcano's controller carry, are not: Volcano's NewResource skips them too."""
+    if name.startswith(_SCALAR_PREFIXES):
+        return True
+    return "/" in name and not name.startswith(_QUOTA_PREFIXES)
 
 
 class DimensionDefault(Enum):
@@ -88,7 +101,7 @@ class Resource:
                 result.memory += value
             elif name == PODS:
                 result.max_task_num += int(value)
-            elif name not in _IGNORED:
+            elif name not in _IGNORED and _is_scalar(name):
                 result.scalars[name] = result.scalars.get(name, 0.0) + value * 1000
         return result
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from py_volcano.api.job_info import TaskInfo
@@ -16,18 +17,23 @@ from py_volcano.api.resource_info import Resource
 from py_volcano.api.types import JobID, PodGroupPhase, QueueState, TaskID
 
 __all__ = [
+    "EXPLAIN_ANNOTATION",
     "GANG_READY",
     "NOT_ENOUGH_PODS",
     "NOT_ENOUGH_RESOURCES",
+    "POD_SCHEDULER_ERROR",
     "POD_UNSCHEDULABLE",
+    "QUEUE_FIGURES_ANNOTATION",
     "SCHEDULED",
     "UNSCHEDULABLE",
     "ConditionUpdate",
     "CycleResult",
+    "JobWait",
     "PodGroupStatus",
     "PodWait",
     "QueueFigures",
     "QueueStatus",
+    "WaitReason",
 ]
 
 #: PodGroup condition types the scheduler owns.
@@ -40,6 +46,13 @@ NOT_ENOUGH_PODS = "NotEnoughPods"
 GANG_READY = "tasks in gang are ready to be scheduled"
 #: The reason of a waiting pod's PodScheduled=False condition (kube-scheduler's).
 POD_UNSCHEDULABLE = "Unschedulable"
+#: kube-scheduler's reason for a pod it cannot take up for an error, not for lack of room: here a pod
+#: that cannot be parsed (autoscalers read `Unschedulable` as a call for more nodes; this is not one).
+POD_SCHEDULER_ERROR = "SchedulerError"
+#: The PodGroup annotation holding a waiting job's `JobWait` (Volcano's status schema has no room for it).
+EXPLAIN_ANNOTATION = "scheduling.py-volcano.io/explain"
+#: The Queue annotation holding what the queue plugin computed: deserved, capability, share.
+QUEUE_FIGURES_ANNOTATION = "scheduling.py-volcano.io/figures"
 
 
 @dataclass(slots=True, frozen=True)
@@ -77,9 +90,12 @@ class QueueStatus:
     """The status the scheduler writes on a Queue after a cycle: state, PodGroups per phase, allocated.
 
     The counts include the one-pod groups of pods without a PodGroup, as Volcano's PodGroups for them would.
+    The state belongs to whoever opens and closes queues (`py-volcano queue`, Volcano's queue controller):
+    it is written only while the Queue has none (`state_set` False), so a close is never undone.
     """
 
     state: QueueState = QueueState.OPEN
+    state_set: bool = True
     pending: int = 0
     inqueue: int = 0
     running: int = 0
@@ -94,7 +110,8 @@ class PodGroupStatus:
 
     `unschedulable` is the message of the group's Unschedulable condition ("" when the cycle found no
     reason); `conditions` are the conditions the cycle sets, in order. `observed_conditions` are the
-    object's as the snapshot saw them. A shadow group (a pod without a PodGroup) is not written.
+    object's as the snapshot saw them, `observed_explanation` its `EXPLAIN_ANNOTATION` ("" when absent).
+    A shadow group (a pod without a PodGroup) is not written.
     """
 
     phase: PodGroupPhase
@@ -110,6 +127,48 @@ class PodGroupStatus:
     name: str = ""
     uid: str = ""
     observed_conditions: tuple[Mapping[str, Any], ...] = ()
+    observed_explanation: str = ""
+
+
+class WaitReason(Enum):
+    """Why a job the cycle did not place waits, in one CamelCase word."""
+
+    QUEUE_NOT_FOUND = "QueueNotFound"
+    QUEUE_CLOSED = "QueueClosed"
+    ENQUEUE_REJECTED = "EnqueueRejected"
+    JOB_INVALID = "JobInvalid"
+    QUEUE_QUOTA = "QueueQuotaExceeded"
+    PRE_PREDICATE_FAILED = "PrePredicateFailed"
+    NO_NODE_FITS = "NoNodeFits"
+    QUEUE_OVERUSED = "QueueOverused"
+    PIPELINED = "Pipelined"
+    NOT_TAKEN_UP = "NotTakenUp"
+
+
+@dataclass(slots=True, frozen=True)
+class JobWait:
+    """Why a job the cycle did not place waits and where it stands: what `py-volcano explain` reads.
+
+    `action` and `plugin` held it back (no plugin: the action's own rule; no action: none took it up).
+    The positions count from 1 among the waiting jobs, in the order the cycle took them up (admitted
+    jobs first, then those waiting for admission); 0 when no action took this one up. `nodes` counts,
+    by reason, the nodes that refused its first pod that fits nowhere. `min_member`, `ready` and
+    `valid` are the gang's minimum, its pods running or placed, and its pods that can count towards it.
+    `preemption` says whether preempt or reclaim can make room for it, and why.
+    """
+
+    reason: WaitReason
+    message: str = ""
+    action: str = ""
+    plugin: str = ""
+    queue: str = ""
+    queue_position: int = 0
+    cluster_position: int = 0
+    nodes: tuple[tuple[str, int], ...] = ()
+    min_member: int = 0
+    ready: int = 0
+    valid: int = 0
+    preemption: str = ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -128,7 +187,8 @@ class CycleResult:
 
     `unschedulable` maps a pending task's `ns/name` to its own fit error, `pipelined` a pipelined
     task's to its node. `pod_waits` holds the PodScheduled=False each waiting pod should carry;
-    `unplaced` every pod still pending or pipelined, with a wait or not. `plugin_durations` is keyed
+    `unplaced` every pod still pending or pipelined, with a wait or not. `job_waits` says why each
+    job the cycle did not place waits and where it stands in line. `plugin_durations` is keyed
     by (plugin, "OnSessionOpen" or "OnSessionClose"), in seconds. `preemption_attempts` counts the
     nodes the preempt action tried to free for a preemptor, `preemption_victims` is the number of
     victims the plugins offered on the last node it considered (None: it considered none).
@@ -141,6 +201,10 @@ class CycleResult:
     queues: dict[str, QueueFigures] = field(default_factory=dict)
     queue_statuses: dict[str, QueueStatus] = field(default_factory=dict)
     pod_waits: dict[TaskID, PodWait] = field(default_factory=dict)
+    job_waits: dict[JobID, JobWait] = field(default_factory=dict)
+    backed_off: frozenset[JobID] = frozenset()
+    """Jobs the cycle left out (backed off by the runner): no wait is said of them; what the last cycle
+    that tried one wrote about it stays."""
     unplaced: set[TaskID] = field(default_factory=set)
     unschedulable: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
@@ -148,3 +212,11 @@ class CycleResult:
     action_durations: dict[str, float] = field(default_factory=dict)
     preemption_attempts: int = 0
     preemption_victims: int | None = None
+    reads_clock: bool = False
+    """A plugin decided by the cycle's time (tdm's windows, rescheduling's interval): the next cycle may
+    decide otherwise though nothing else changed."""
+    unschedulable_jobs: set[JobID] = field(default_factory=set)
+    """Jobs the cycle took up and could not place (nothing bound or pipelined, a reason recorded): the
+    runner backs them off. Jobs the cycle was told to skip are never among them."""
+    overcommitted_nodes: dict[str, str] = field(default_factory=dict)
+    """Nodes whose pods use more than they allocate, each with the message saying so."""

@@ -1,7 +1,8 @@
 """The cache: the async API client, the watched store of cluster objects, binds, evictions, leases, status.
 
 The store (pure memory) loads with the package; the IO modules (aiohttp, kopf, the kubernetes client)
-load when one of their names is first used, so the simulator feeds a `Store` without them.
+and the runner's backoff load when one of their names is first used, so the simulator feeds a `Store`
+without them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from py_volcano.cache.store import KINDS, QUEUES, Kind, Store
 
 if TYPE_CHECKING:
+    from py_volcano.cache.backoff import Backoff
     from py_volcano.cache.binder import ApplyReport, Binder
     from py_volcano.cache.client import ApiClient, Credentials, api_failure, load_credentials, status_message
     from py_volcano.cache.informer import INFORMED_KINDS, inform
@@ -26,6 +28,7 @@ __all__ = [
     "QUEUES",
     "ApiClient",
     "ApplyReport",
+    "Backoff",
     "Binder",
     "Credentials",
     "Kind",
@@ -42,6 +45,7 @@ __all__ = [
 
 #: Where each IO name lives, loaded on first use.
 _IO_MODULES = {
+    "Backoff": "backoff",
     "ApplyReport": "binder",
     "Binder": "binder",
     "ApiClient": "client",

@@ -100,6 +100,9 @@ async def _follow(stream: AsyncIterator[tuple[int, Any]], store: Store, kind: Ki
             if status == GONE:
                 raise _Expired()
             raise api_failure(ApiError, f"watch {kind.plural}", status=status, body=line)
+        if not isinstance(line, dict) or not isinstance(line.get("object") or {}, dict):
+            log.warning("watch_event_skipped", kind=kind.name, reason=f"not a watch event: {line!r:.80}")
+            continue  # no API server sends one; it must not end the watch that feeds every object
         event_type, obj = line.get("type"), line.get("object") or {}
         if event_type == "ERROR":
             if obj.get("code") == GONE:

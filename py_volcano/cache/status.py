@@ -4,7 +4,10 @@ The scheduling loop calls `submit` once per cycle with the cycle's result, which
 condition and reason to write (the framework decides them); the writer diffs it against what it last
 wrote (`status_diff`), queues only the changes, and returns. `run` drains the queue in the background with
 bounded concurrency; a later submit supersedes a queued, unsent write of the same object. Status
-writes are merge patches on status subresources; pod conditions are strategic merge patches of
+writes are merge patches on status subresources, or on the object itself where the CRD has none
+(Volcano's PodGroup CRD): `run` asks discovery first, and again when a status path turns out not to be
+served (a 404 that names no object) or a status written on the object is ignored (the CRD has gained
+the subresource); pod conditions are strategic merge patches of
 `PodScheduled`, so the pod's other conditions stay; events are events.k8s.io/v1 and best effort. A
 pod's FailedScheduling event follows its condition: queued once the condition is written.
 
@@ -18,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,7 +29,9 @@ import structlog
 
 from py_volcano.api import SCHEDULED, UNSCHEDULABLE, CycleResult, JobID, PodGroupStatus, PodWait, TaskID, TaskInfo
 from py_volcano.cache import status_diff
+from py_volcano.cache.annotations import AnnotationPatch, AnnotationRecords
 from py_volcano.cache.client import status_message
+from py_volcano.cache.event_series import EventSeries, Series
 from py_volcano.errors import ApiError
 
 if TYPE_CHECKING:
@@ -47,7 +51,8 @@ _REJECTED = frozenset({409, 422})
 
 @dataclass(slots=True)
 class _StatusPatch:
-    """A merge patch of a PodGroup's or Queue's status, and the record it wrote (forgotten if it fails)."""
+    """A merge patch of a PodGroup's or Queue's status, and the record it wrote (forgotten if it fails);
+    `path` is the object's, the status suffix is added when sent."""
 
     kind: str
     name: str
@@ -89,7 +94,12 @@ class _Event:
     at: float
 
 
-_Queued = _StatusPatch | _PodRecord | _Event
+_Queued = _StatusPatch | _PodRecord | Series[_Event] | AnnotationPatch
+
+
+def _series_key(event: _Event) -> tuple[object, ...]:
+    """What makes two events one series (client-go's key: what it regards, reason, action; and type)."""
+    return (event.regarding, event.type, event.reason, event.action)
 
 
 def _compose(first: dict[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
@@ -111,6 +121,25 @@ def _failed_scheduling(pod: _PodRecord, at: float) -> _Event:
     return _Event(regarding, "Warning", "FailedScheduling", "Scheduling", pod.message, at)
 
 
+def _route_missing(answer: object) -> bool:
+    """Return whether a 404 says the path is not served at all, rather than that the object is gone."""
+    details = answer.get("details") if isinstance(answer, Mapping) else None
+    return not (isinstance(details, Mapping) and details.get("name"))
+
+
+def _status_ignored(body: Mapping[str, Any], answer: object) -> bool:
+    """Return whether a status patch sent to the object itself came back without its phase: the CRD has
+    gained a status subresource, and the API server ignores status written there."""
+    phase = (body.get("status") or {}).get("phase")
+    written = answer.get("status") if isinstance(answer, Mapping) else None
+    return phase is not None and (written.get("phase") if isinstance(written, Mapping) else None) != phase
+
+
+def _series_patch(series: Series[_Event]) -> dict[str, Any]:
+    """The `series` of an Event that occurred `count` times, last at `last` (a merge patch, or part of a body)."""
+    return {"series": {"count": series.count, "lastObservedTime": status_diff.micro_time(series.last)}}
+
+
 class StatusWriter:
     """Write what changed since the last cycle: PodGroup and Queue status, PodScheduled, events."""
 
@@ -123,7 +152,8 @@ class StatusWriter:
         max_events: int = 10_000,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        """`concurrency` bounds writes in flight; beyond `max_events` queued events the oldest are dropped."""
+        """`concurrency` bounds writes in flight; repeated events fold into series (`event_series`), and
+        beyond `max_events` distinct series waiting at once a new one is counted as not recorded."""
         self._client = client
         self._controller = scheduler_name
         self._instance = f"{scheduler_name}-{socket.gethostname()}"[:128]
@@ -132,14 +162,19 @@ class StatusWriter:
         self._groups: dict[JobID, _GroupRecord] = {}
         self._queues: dict[str, dict[str, Any]] = {}
         self._pods: dict[TaskID, _PodRecord] = {}
-        self._pending: dict[tuple[str, str], _StatusPatch | _PodRecord] = {}
-        self._events: deque[_Event] = deque(maxlen=max_events)
-        self._dropped_events = 0
+        self._overcommitted: dict[str, str] = {}
+        self._pending: dict[tuple[str, str], _StatusPatch | _PodRecord | AnnotationPatch] = {}
+        self._events: EventSeries[_Event] = EventSeries(max_pending=max_events)
         self._event_seq = 0
         self._event_time = (0.0, "")
         self._wakeup = asyncio.Event()
         self._drain_lock = asyncio.Lock()
         self.unwritten = False
+        self._annotations = AnnotationRecords()
+        #: Whether the explain and figures annotations are written (off once RBAC refuses them).
+        self.annotating = True
+        #: Path suffix of each kind's status writes: its status subresource, or "" for the object itself.
+        self.status_suffix = {"PodGroup": "/status", "Queue": "/status"}
 
     # Submitting (synchronous, on the event loop thread) ------------------------------------------
 
@@ -157,6 +192,10 @@ class StatusWriter:
         self._submit_pod_groups(result, now, seconds)
         self._submit_queues(result)
         self._submit_pods(result, now)
+        self._submit_nodes(result, seconds)
+        if self.annotating:
+            for patch in self._annotations.diff(result):
+                self._pending[(f"{patch.kind} annotation", patch.name)] = patch
         queued = len(self._pending) + len(self._events) - before
         if queued > 0:
             log.debug("status_queued", writes=queued, pending=len(self._pending), events=len(self._events))
@@ -214,7 +253,7 @@ class StatusWriter:
         self._groups[job_id] = new
         if diff.patch is None:
             return
-        path = f"{_GROUPS}/namespaces/{status.namespace}/podgroups/{status.name}/status"
+        path = f"{_GROUPS}/namespaces/{status.namespace}/podgroups/{status.name}"
         self._queue_patch(_StatusPatch("PodGroup", job_id, path, diff.patch, new))
         regarding = (f"{_GROUP}/{_VERSION}", "PodGroup", status.namespace, status.name, status.uid)
         for update in diff.changed:
@@ -227,13 +266,20 @@ class StatusWriter:
                 )
                 self._queue_event(event)
 
+    def _submit_nodes(self, result: CycleResult, seconds: float) -> None:
+        """A Warning `Overcommitted` event on each node that became overcommitted (or says so otherwise)."""
+        for name, message in result.overcommitted_nodes.items():
+            if self._overcommitted.get(name) != message:
+                regarding = ("v1", "Node", "", name, "")
+                self._queue_event(_Event(regarding, "Warning", "Overcommitted", "Scheduling", message, seconds))
+        self._overcommitted = dict(result.overcommitted_nodes)
+
     def _submit_queues(self, result: CycleResult) -> None:
         records = self._queues
         for gone in records.keys() - result.queue_statuses.keys():
             del records[gone]
         for name, status in result.queue_statuses.items():
             desired: dict[str, Any] = {
-                "state": status.state.value,
                 "pending": status.pending,
                 "inqueue": status.inqueue,
                 "running": status.running,
@@ -241,11 +287,13 @@ class StatusWriter:
                 "completed": status.completed,
                 "allocated": status.allocated.to_quantities(),
             }
+            if not status.state_set:
+                desired["state"] = status.state.value
             patch = status_diff.status_patch(records.get(name, {}), desired)
             if patch is not None:
                 records[name] = desired
                 self._queue_patch(
-                    _StatusPatch("Queue", name, f"{_GROUPS}/queues/{name}/status", patch, desired)
+                    _StatusPatch("Queue", name, f"{_GROUPS}/queues/{name}", patch, desired)
                 )
 
     def _submit_pods(self, result: CycleResult, now: str) -> None:
@@ -279,15 +327,37 @@ class StatusWriter:
         self._pending[key] = patch
 
     def _queue_event(self, event: _Event) -> None:
-        if len(self._events) == self._events.maxlen:
-            self._dropped_events += 1
-        self._events.append(event)
+        self._events.add(_series_key(event), event, event.at)
         self._wakeup.set()
 
     # Draining (async) ----------------------------------------------------------------------------
 
+    async def detect_subresources(self) -> bool:
+        """Learn from API discovery whether PodGroups and Queues have a status subresource; return False
+        when discovery did not answer (what was known stays)."""
+        try:
+            code, answer = await self._client.request("GET", _GROUPS)
+        except ApiError as exc:
+            log.warning("status_subresources_unknown", reason=str(exc))
+            return False
+        if code != 200 or not isinstance(answer, Mapping):
+            log.warning("status_subresources_unknown", status=code, reason=status_message(answer))
+            return False
+        served = {str(item.get("name")) for item in answer.get("resources") or () if isinstance(item, Mapping)}
+        for kind, plural in (("PodGroup", "podgroups"), ("Queue", "queues")):
+            self.status_suffix[kind] = "/status" if f"{plural}/status" in served else ""
+        log.info(
+            "status_subresources",
+            podgroups=bool(self.status_suffix["PodGroup"]),
+            queues=bool(self.status_suffix["Queue"]),
+        )
+        return True
+
     async def run(self) -> None:
-        """Drain queued writes whenever a submit or a record queues some, until cancelled."""
+        """Learn how status is written, then drain queued writes whenever a submit or a record queues
+        some, until cancelled."""
+        async with self._drain_lock:  # before any write, and not beside one: `concurrency` bounds it too
+            await self.detect_subresources()
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
@@ -297,18 +367,16 @@ class StatusWriter:
         """Send everything queued (and whatever is queued meanwhile), `concurrency` writes at a time."""
         async with self._drain_lock:
             await asyncio.gather(*(self._work() for _ in range(self._concurrency)))
-            if self._dropped_events:
-                log.warning("events_dropped", count=self._dropped_events, reason="event queue full")
-                self._dropped_events = 0
+            if self._events.not_recorded:
+                log.warning("events_not_recorded", count=self._events.not_recorded, reason="too many series waiting")
+                self._events.not_recorded = 0
 
     def _next(self) -> _Queued | None:
         """Status writes first, in submit order; events after them."""
         if self._pending:
             key = next(iter(self._pending))
             return self._pending.pop(key)
-        if self._events:
-            return self._events.popleft()
-        return None
+        return self._events.pop()
 
     async def _work(self) -> None:
         while (item := self._next()) is not None:
@@ -320,16 +388,24 @@ class StatusWriter:
     def _request(self, item: _Queued) -> tuple[str, str, str, str, dict[str, Any], str]:
         """Return (kind, object, method, path, body, content type) of a queued item."""
         if isinstance(item, _StatusPatch):
-            return item.kind, item.name, "PATCH", item.path, item.body, MERGE_PATCH
+            return item.kind, item.name, "PATCH", item.path + self.status_suffix[item.kind], item.body, MERGE_PATCH
+        if isinstance(item, AnnotationPatch):
+            return item.kind, item.name, "PATCH", item.path, item.body(), MERGE_PATCH
         if isinstance(item, _PodRecord):
             path = f"/api/v1/namespaces/{item.namespace}/pods/{item.name}/status"
             body = status_diff.pod_scheduled_patch(
                 uid=item.uid, reason=item.reason, message=item.message, since=item.since
             )
             return "Pod", f"{item.namespace}/{item.name}", "PATCH", path, body, STRATEGIC_MERGE_PATCH
-        _, _, namespace, name, _ = item.regarding
+        _, _, namespace, name, _ = item.event.regarding
         path = f"/apis/events.k8s.io/v1/namespaces/{namespace or 'default'}/events"
-        return "Event", f"{namespace}/{name}", "POST", path, self._event_body(item), "application/json"
+        if item.name:
+            return "Event", f"{namespace}/{name}", "PATCH", f"{path}/{item.name}", _series_patch(item), MERGE_PATCH
+        body = self._event_body(item.event)
+        item.name = body["metadata"]["name"]
+        if item.count > 1:
+            body |= _series_patch(item)
+        return "Event", f"{namespace}/{name}", "POST", path, body, "application/json"
 
     def _event_body(self, event: _Event) -> dict[str, Any]:
         api_version, kind, namespace, name, uid = event.regarding
@@ -361,12 +437,25 @@ class StatusWriter:
         except ApiError as exc:
             self._failed(item, kind, name, None, str(exc))
             return
-        if code < 300:
+        on_object = isinstance(item, _StatusPatch) and not path.endswith("/status")
+        if code < 300 and on_object and _status_ignored(body, answer):
+            self._failed(item, kind, name, code, f"{path}: status written on the object was ignored")
+            await self.detect_subresources()
+        elif code < 300:
             log.debug("status_written", kind=kind, object=name)
             if isinstance(item, _PodRecord):
                 self._queue_event(_failed_scheduling(item, self._clock()))
+        elif code == 404 and isinstance(item, _StatusPatch) and _route_missing(answer):
+            self._failed(item, kind, name, code, f"{path} is not served: {status_message(answer)}")
+            await self.detect_subresources()
         elif code == 404:
+            if isinstance(item, Series):
+                self._events.failed(item)  # the Event expired (the API server keeps them an hour): start anew
             log.debug("status_object_gone", kind=kind, object=name)
+        elif code == 403 and isinstance(item, AnnotationPatch):
+            self.annotating = False
+            reason = status_message(answer)
+            log.warning("annotations_forbidden", kind=kind, object=name, reason=reason, annotation=item.key)
         elif code in _REJECTED:
             reason = status_message(answer)
             log.warning("status_write_rejected", kind=kind, object=name, status=code, reason=reason)
@@ -375,8 +464,14 @@ class StatusWriter:
 
     def _failed(self, item: _Queued, kind: str, name: str, code: int | None, reason: str) -> None:
         """Log a failed call; forget what it wrote (unless a later submit replaced it), to write it again."""
-        if isinstance(item, _Event):
-            log.warning("event_failed", object=name, reason_sent=item.reason, status=code, reason=reason)
+        if isinstance(item, Series):
+            self._events.failed(item)
+            log.warning("event_failed", object=name, reason_sent=item.event.reason, status=code, reason=reason)
+            return
+        if isinstance(item, AnnotationPatch):
+            self._annotations.forget(item)
+            self.unwritten = True
+            log.error("status_write_failed", kind=kind, object=name, status=code, reason=reason)
             return
         if isinstance(item, _PodRecord):
             records: dict[Any, Any] = self._pods

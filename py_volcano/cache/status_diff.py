@@ -4,30 +4,36 @@ Every function takes plain values and returns JSON-ready dicts (or None when not
 writer can run them over thousands of objects a cycle and tests can pin the exact patches. Condition
 handling follows Kubernetes conventions: a condition's `lastTransitionTime` moves only when its status
 does; a False condition only retracts a True one; conditions of types the scheduler does not own are
-kept as they are.
+kept as they are. The annotations (a waiting job's explanation, a queue's figures) are compact JSON
+with sorted keys, so an unchanged value is the same string and is not written again.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from py_volcano.api import ConditionUpdate
+from py_volcano.api import ConditionUpdate, JobWait, QueueFigures
 
 __all__ = [
     "NOTE_LIMIT",
     "POD_GROUP_READY",
     "GroupDiff",
     "GroupState",
+    "annotation_patch",
     "apply_conditions",
     "changed_conditions",
     "event_body",
+    "explain_annotation",
     "map_patch",
     "micro_time",
     "pod_group_diff",
     "pod_scheduled_patch",
+    "position_band",
+    "queue_figures_annotation",
     "rfc3339",
     "status_patch",
 ]
@@ -226,3 +232,67 @@ def event_body(
         "note": _truncate(note),
         "type": type_,
     }
+
+
+#: Places in line written exactly; beyond, the 1-2-5 band a place falls in.
+_EXACT_POSITIONS = 10
+
+
+def position_band(position: int) -> str:
+    """Return a place in line as written: exact up to 10, then its band ("11-20", "21-50", "51-100",
+    "101-200", ...); "" for 0 (no place).
+
+    When the job at the head leaves, every place behind it moves up one: with bands only the first
+    ten and the jobs at a band's edge change, so a long line costs a few writes, not one per job.
+    """
+    if position <= 0:
+        return ""
+    if position <= _EXACT_POSITIONS:
+        return str(position)
+    low, high, step = _EXACT_POSITIONS, _EXACT_POSITIONS * 2, 0
+    while position > high:
+        step += 1
+        low, high = high, high * 5 // 2 if step % 3 == 1 else high * 2
+    return f"{low + 1}-{high}"
+
+
+def _dump(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def explain_annotation(wait: JobWait) -> str:
+    """Return a waiting job's explanation as the PodGroup annotation holds it (places in bands)."""
+    note: dict[str, Any] = {
+        "reason": wait.reason.value,
+        "message": wait.message,
+        "action": wait.action,
+        "plugin": wait.plugin,
+        "queue": wait.queue,
+        "queuePosition": position_band(wait.queue_position),
+        "clusterPosition": position_band(wait.cluster_position),
+        "nodes": dict(wait.nodes),
+        "minMember": wait.min_member,
+        "ready": wait.ready,
+        "valid": wait.valid,
+        "preemption": wait.preemption,
+    }
+    return _dump({key: value for key, value in note.items() if value or key in ("ready", "valid")})
+
+
+def queue_figures_annotation(figures: QueueFigures) -> str:
+    """Return what the queue plugin computed for a queue as the Queue annotation holds it (share to 3 places)."""
+    note: dict[str, Any] = {"share": round(figures.share, 3), "overused": figures.overused}
+    for key, value in (
+        ("deserved", figures.deserved),
+        ("capability", figures.capability),
+        ("realCapability", figures.real_capability),
+        ("guarantee", figures.guarantee),
+    ):
+        if value is not None:
+            note[key] = value.to_quantities()
+    return _dump(note)
+
+
+def annotation_patch(key: str, value: str | None) -> dict[str, Any]:
+    """Return the merge patch setting annotation `key` to `value` (None removes it)."""
+    return {"metadata": {"annotations": {key: value}}}

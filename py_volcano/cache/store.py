@@ -18,11 +18,12 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
 from py_volcano.api import (
+    POD_SCHEDULER_ERROR,
     ClusterInfo,
     JobID,
     NodeSpec,
@@ -33,18 +34,22 @@ from py_volcano.api import (
     PriorityClassSpec,
     QueueInfo,
     Resource,
+    ResourceQuotaSpec,
+    SkippedPod,
     TaskStatus,
     parse_node,
+    parse_object,
     parse_pdb,
     parse_pod,
     parse_pod_group,
     parse_priority_class,
     parse_queue,
+    parse_resource_quota,
     shadow_group_name,
 )
 from py_volcano.errors import ObjectError
 
-__all__ = ["KINDS", "Kind", "Listing", "Store"]
+__all__ = ["KINDS", "Changes", "Kind", "Listing", "PodGrouping", "Store", "job_of"]
 
 log = structlog.get_logger(__name__)
 
@@ -77,17 +82,32 @@ QUEUES = Kind("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False)
 POD_GROUPS = Kind("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True)
 PRIORITY_CLASSES = Kind("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False)
 PDBS = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True)
+RESOURCE_QUOTAS = Kind("ResourceQuota", "", "v1", "resourcequotas", True)
 
 #: Every kind the scheduler watches; priority classes first so pods parse with their classes.
-KINDS: tuple[Kind, ...] = (PRIORITY_CLASSES, NODES, QUEUES, POD_GROUPS, PDBS, PODS)
+KINDS: tuple[Kind, ...] = (PRIORITY_CLASSES, NODES, QUEUES, POD_GROUPS, PDBS, RESOURCE_QUOTAS, PODS)
 
-_POD_META = ("name", "namespace", "uid", "labels", "annotations", "creationTimestamp", "deletionTimestamp")
-_CONTAINER_KEYS = ("name", "resources", "ports")
+_POD_META = (
+    "name",
+    "namespace",
+    "uid",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
+_CONTAINER_KEYS = ("name", "resources", "ports", "restartPolicy")
+
+
+def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
 
 
 def resource_version(obj: Mapping[str, Any]) -> int:
     """Return an object's resourceVersion as an integer (0 when absent or not a number)."""
-    text = (obj.get("metadata") or {}).get("resourceVersion")
+    text = _metadata(obj).get("resourceVersion")
     try:
         return int(str(text))
     except (TypeError, ValueError):
@@ -96,26 +116,74 @@ def resource_version(obj: Mapping[str, Any]) -> int:
 
 def object_key(obj: Mapping[str, Any], kind: Kind) -> str:
     """Return `ns/name` for namespaced kinds, `name` otherwise."""
-    meta = obj.get("metadata") or {}
+    meta = _metadata(obj)
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}" if kind.namespaced else str(meta.get("name"))
 
 
 def _trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """Keep what `parse_pod` reads: a few metadata fields, the spec without volumes, the phase."""
-    meta = obj.get("metadata") or {}
-    spec = dict(obj.get("spec") or {})
-    spec.pop("volumes", None)
-    for key in ("containers", "initContainers"):
-        if isinstance(spec.get(key), list):
-            spec[key] = [
-                {k: c[k] for k in _CONTAINER_KEYS if k in c} if isinstance(c, Mapping) else c for c in spec[key]
-            ]
-    phase = (obj.get("status") or {}).get("phase")
+    """Keep what `parse_pod` reads: a few metadata fields, the spec without volumes, the phase and the
+    PodScheduled condition. A part of the wrong shape is kept as it is, for the parser to name."""
+    meta = obj.get("metadata")
+    spec = obj.get("spec")
+    if isinstance(spec, Mapping):
+        spec = {key: value for key, value in spec.items() if key != "volumes"}
+        for key in ("containers", "initContainers"):
+            if isinstance(spec.get(key), list):
+                spec[key] = [
+                    {k: c[k] for k in _CONTAINER_KEYS if k in c} if isinstance(c, Mapping) else c for c in spec[key]
+                ]
+    status = obj.get("status")
+    if not isinstance(status, Mapping):
+        return {"metadata": meta, "spec": spec, "status": status}
+    trimmed: dict[str, Any] = {"phase": status["phase"]} if status.get("phase") else {}
+    conditions = status.get("conditions")
+    if isinstance(conditions, list):
+        # cdp reads when PodScheduled turned True; the other conditions (and PodScheduled=False, which the
+        # status writer keeps rewriting) change often and nothing reads them.
+        scheduled = [
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": c.get("lastTransitionTime")}
+            for c in conditions
+            if isinstance(c, Mapping) and c.get("type") == "PodScheduled" and c.get("status") == "True"
+        ]
+        if scheduled:
+            trimmed["conditions"] = scheduled
     return {
-        "metadata": {k: meta[k] for k in _POD_META if k in meta},
+        "metadata": {k: meta[k] for k in _POD_META if k in meta} if isinstance(meta, Mapping) else meta,
         "spec": spec,
-        "status": {"phase": phase} if phase else {},
+        "status": trimmed,
     }
+
+
+def job_of(pod: ParsedPod) -> JobID:
+    """Return the id of the job a pod belongs to: its PodGroup's, else its one-pod group's."""
+    namespace = pod.task.namespace
+    return JobID(f"{namespace}/{pod.group}" if pod.group else f"{namespace}/{shadow_group_name(pod.uid)}")
+
+
+class PodGrouping(Protocol):
+    """The PodGroup controller as the store sees it (the runner wires it in; None without one)."""
+
+    def observe_pod(self, key: str, pod: ParsedPod | None) -> None:
+        """Take pod `key` as parsed now; None when it is gone or unusable."""
+
+    def holds(self, pod: ParsedPod) -> bool:
+        """Return whether an unbound pod without a group annotation must wait for its PodGroup."""
+
+
+@dataclass(slots=True)
+class Changes:
+    """What changed in the store since the runner last took the changes (`Store.take_changes`), told as
+    what it could help: the runner's `Backoff` wakes the jobs waiting for it."""
+
+    everything: bool = False
+    """A Queue, PriorityClass or PodDisruptionBudget changed: any job may now be placed differently."""
+    freed: bool = False
+    """Resources may have been freed: a pod deleted, finished or releasing, a node added or changed, a
+    bind rolled back."""
+    placed: bool = False
+    """A pod got a node: a possible victim for preempt and reclaim."""
+    jobs: set[JobID] = field(default_factory=set)
+    """Jobs whose pods or PodGroup changed."""
 
 
 @dataclass(slots=True)
@@ -156,6 +224,8 @@ class Store:
         self.shadow_phases: dict[JobID, PodGroupPhase] = {}
         self.changed = asyncio.Event()
         self.generation = 0
+        self.grouping: PodGrouping | None = None
+        self.changes = Changes()
 
     # Watch events and listings --------------------------------------------------------------------
 
@@ -165,10 +235,16 @@ class Store:
         return len(self.synced) == len(KINDS)
 
     def apply_event(self, kind: Kind, event_type: str | None, obj: Mapping[str, Any]) -> None:
-        """Apply one watch event (`ADDED`, `MODIFIED`, `DELETED`, or None for kopf's initial listing)."""
+        """Apply one watch event (`ADDED`, `MODIFIED`, `DELETED`, or None for kopf's initial listing).
+
+        An event whose object is not a map (no API server sends one) is logged and ignored.
+        """
+        if not isinstance(obj, Mapping):
+            log.warning("event_skipped", kind=kind.name, event_type=event_type, reason=f"not an object: {obj!r:.80}")
+            return
         key = object_key(obj, kind)
         version = resource_version(obj)
-        uid = str((obj.get("metadata") or {}).get("uid") or "")
+        uid = str(_metadata(obj).get("uid") or "")
         current = self.records[kind.name].get(key)
         if event_type == "DELETED":
             if current is not None and (current.version > version or (uid and current.uid != uid)):
@@ -194,6 +270,36 @@ class Store:
         self.generation += 1
         self.changed.set()
 
+    def take_changes(self) -> Changes:
+        """Return what changed since the last call (for the runner's `Backoff`), and start afresh."""
+        changes, self.changes = self.changes, Changes()
+        return changes
+
+    def _note_change(self, kind: Kind, previous: Any, current: Any) -> None:
+        """Note for the backoff what a change of one object (parsed before and after; None: absent or
+        unusable) could help: its job, freed resources, a placed pod, or every job."""
+        changes = self.changes
+        if kind is NODES:
+            changes.freed = changes.freed or current is not None
+        elif kind is PODS:
+            for pod in (previous, current):
+                if pod is not None:
+                    changes.jobs.add(job_of(pod))
+            was = previous.task if previous is not None else None
+            now = current.task if current is not None else None
+            if was is not None and (now is None or (now.status in _FREEING and was.status not in _FREEING)):
+                changes.freed = True
+            if now is not None and now.node_name and (was is None or not was.node_name):
+                changes.placed = True
+        elif kind is POD_GROUPS:
+            if _fingerprint(previous) != _fingerprint(current):
+                changes.jobs.update(group.key for group in (previous, current) if group is not None)
+        elif kind is not QUEUES or _fingerprint(previous) != _fingerprint(current):
+            changes.everything = True
+        if len(changes.jobs) > _MAX_NOTED_JOBS:  # nobody took the changes for long (a standby): wake all
+            changes.jobs.clear()
+            changes.everything = True
+
     def _put(self, kind: Kind, key: str, obj: Mapping[str, Any], version: int, uid: str) -> None:
         raw = _trim_pod(obj) if kind is PODS else None
         previous = self.records[kind.name].get(key)
@@ -206,10 +312,13 @@ class Store:
         if kind is NODES and previous is not None and _same_node(previous.spec, record.spec):
             return  # a heartbeat: only what the scheduler does not read changed
         self.touch()
+        self._note_change(kind, previous.spec if previous is not None else None, record.spec)
         if kind is PRIORITY_CLASSES:
             self._reparse_pods()
         elif kind is PODS:
             self._observe_pod(key, record)
+            if self.grouping is not None:
+                self.grouping.observe_pod(key, record.spec)
         elif (
             kind is POD_GROUPS
             and isinstance(record.spec, PodGroupSpec)
@@ -218,13 +327,12 @@ class Store:
             del self.phases[record.spec.key]
 
     def _parse(self, kind: Kind, key: str, record: Record, obj: Mapping[str, Any], previous_error: str) -> None:
+        """Parse under `parse_object`'s guard: any failure costs this object, never the watch feeding every object."""
         try:
-            record.spec = self._parser(kind)(obj)
+            record.spec = parse_object(kind.name, obj, self._parser(kind))
             record.error = ""
         except ObjectError as exc:
             self._skip(kind, key, record, str(exc), previous_error)
-        except Exception as exc:  # a parser bug must cost one object, never the watch that feeds every object
-            self._skip(kind, key, record, f"{kind.name} {key}: cannot be parsed: {exc!r}", previous_error)
 
     @staticmethod
     def _skip(kind: Kind, key: str, record: Record, error: str, previous_error: str) -> None:
@@ -243,6 +351,7 @@ class Store:
             POD_GROUPS.name: parse_pod_group,
             PRIORITY_CLASSES.name: parse_priority_class,
             PDBS.name: parse_pdb,
+            RESOURCE_QUOTAS.name: parse_resource_quota,
         }
         return parsers[kind.name]
 
@@ -255,9 +364,13 @@ class Store:
     def _drop(self, kind: Kind, key: str) -> None:
         record = self.records[kind.name].pop(key, None)
         self.touch()
+        if record is not None:
+            self._note_change(kind, record.spec, None)
         if kind is PODS:
             self.assumed.pop(key, None)
             self.releasing.pop(key, None)
+            if self.grouping is not None:
+                self.grouping.observe_pod(key, None)
             if record is not None and record.spec is not None:
                 namespace = key.split("/", 1)[0]
                 self.shadow_phases.pop(JobID(f"{namespace}/{shadow_group_name(record.spec.uid)}"), None)
@@ -277,6 +390,7 @@ class Store:
         for key in [k for k, p in self.assumed.items() if k in listed_unbound and _settled_before(p, started)]:
             log.warning("assumption_expired", task=key, node=self.assumed[key].node)
             del self.assumed[key]
+            self.changes.freed = True
             self.touch()
         pods = self.records[PODS.name]
         for key in [k for k, p in self.releasing.items() if _settled_before(p, started)]:
@@ -304,6 +418,7 @@ class Store:
             return
         if ok is False:
             del self.assumed[key]
+            self.changes.freed = True
             self.touch()
         else:
             pending.settled, pending.unanswered = self.clock(), ok is None
@@ -369,6 +484,11 @@ class Store:
         record = self.records[PODS.name].get(key)
         return record.spec if record is not None else None
 
+    def pod_group(self, key: str) -> PodGroupSpec | None:
+        """Return the parsed PodGroup `ns/name`, or None (absent or unusable)."""
+        record = self.records[POD_GROUPS.name].get(key)
+        return record.spec if record is not None else None
+
     def bind_observed(self, key: str) -> bool:
         """Return whether a bind of `key` is over: seen bound, rolled back, or the pod is gone."""
         return key not in self.assumed
@@ -378,12 +498,17 @@ class Store:
         return key not in self.records[PODS.name] or key not in self.releasing
 
     def _pods(self) -> list[ParsedPod]:
+        """The usable pods with our overlays; pods the PodGroup controller has yet to group are held back
+        while their owner asks for a gang (no gang is placed pod by pod meanwhile)."""
         pods: list[ParsedPod] = []
+        holds = self.grouping.holds if self.grouping is not None else None
         for key, record in self.records[PODS.name].items():
             parsed: ParsedPod | None = record.spec
             if parsed is None:
                 continue
             assumed = self.assumed.get(key)
+            if holds is not None and parsed.owner is not None and assumed is None and holds(parsed):
+                continue
             if assumed is not None and not parsed.task.node_name:
                 task = parsed.task.clone()
                 task.node_name, task.status = assumed.node, TaskStatus.BINDING
@@ -412,6 +537,9 @@ class Store:
         nodes: list[NodeSpec] = sorted(self.specs(NODES), key=lambda node: node.name)
         queues: list[QueueInfo] = sorted(self.specs(QUEUES), key=lambda queue: (queue.creation, queue.name))
         pdbs: list[PdbSpec] = sorted(self.specs(PDBS), key=lambda pdb: pdb.key)
+        quotas: list[ResourceQuotaSpec] = sorted(
+            self.specs(RESOURCE_QUOTAS), key=lambda quota: (quota.namespace, quota.name)
+        )
         pods = sorted(self._pods(), key=lambda parsed: (parsed.task.creation, parsed.task.key))
         groups = sorted(self._pod_groups(), key=lambda group: (group.creation, group.key))
         cluster = ClusterInfo.build(
@@ -421,11 +549,31 @@ class Store:
             pod_groups=groups,
             priority_classes=self.priority_classes(),
             pdbs=pdbs,
+            resource_quotas=quotas,
             scheduler_name=self.scheduler_name,
             shadow_phases=self.shadow_phases,
+            skipped_pods=self._skipped_pods(),
+            invalid_queues=self._errors(QUEUES),
+            invalid_pod_groups=self._errors(POD_GROUPS),
         )
         cluster.warnings[:0] = [r.error for records in self.records.values() for r in records.values() if r.error]
         return cluster
+
+    def _errors(self, kind: Kind) -> dict[str, str]:
+        """Return the parse errors of `kind`'s unusable objects, by key."""
+        return {key: record.error for key, record in self.records[kind.name].items() if record.error}
+
+    def _skipped_pods(self) -> list[SkippedPod]:
+        """Return this scheduler's unbound pods that could not be parsed, each with its error."""
+        skipped = []
+        for key, record in self.records[PODS.name].items():
+            spec = record.raw.get("spec") if record.error and record.raw is not None else None
+            ours = isinstance(spec, Mapping) and spec.get("schedulerName") == self.scheduler_name
+            if ours and isinstance(spec, Mapping) and not spec.get("nodeName"):
+                namespace, _, name = key.partition("/")
+                message = f"{self.scheduler_name} cannot read this pod and leaves it aside: {record.error}"
+                skipped.append(SkippedPod(namespace, name, record.uid or name, message, POD_SCHEDULER_ERROR))
+        return skipped
 
     def counts(self) -> dict[str, int]:
         """Return the number of records per kind (for logs)."""
@@ -452,6 +600,9 @@ class Listing:
         records = store.records[kind.name]
         tombstones = store.tombstones[kind.name]
         for obj in items:
+            if not isinstance(obj, Mapping):
+                log.warning("listed_object_skipped", kind=kind.name, reason=f"not an object: {obj!r:.80}")
+                continue
             key = object_key(obj, kind)
             self.listed.add(key)
             obj_version = resource_version(obj)
@@ -477,6 +628,31 @@ class Listing:
             log.info("kind_synced", kind=kind.name, objects=len(records))
             store.touch()
         store.changed.set()
+
+
+#: Fields of QueueInfo and PodGroupSpec the scheduler's own writes change, and the prefix of its annotations.
+_WRITTEN_FIELDS = frozenset({"annotations", "state_set", "conditions", "phase"})
+_OWN_ANNOTATIONS = "scheduling.py-volcano.io/"
+#: Jobs noted as changed beyond which the store notes "everything" instead (bounds a standby's memory).
+_MAX_NOTED_JOBS = 50_000
+#: Task statuses that hold nothing, or will not for long: a pod turning one of them frees resources.
+_FREEING = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.RELEASING})
+
+
+def _fingerprint(spec: QueueInfo | PodGroupSpec | None) -> tuple[object, ...] | None:
+    """What of a parsed Queue or PodGroup others may change, comparable (QueueInfo has no equality): what
+    the scheduler writes itself (status counts, conditions, that it set a state, its own annotations) is
+    left out, so its writes after a cycle wake no job."""
+    if spec is None:
+        return None
+    values = (getattr(spec, f.name) for f in dataclasses.fields(spec) if f.name not in _WRITTEN_FIELDS)
+    read = tuple(_resource_key(value) if isinstance(value, Resource) else value for value in values)
+    theirs = sorted((k, v) for k, v in spec.annotations.items() if not k.startswith(_OWN_ANNOTATIONS))
+    return (*read, tuple(theirs))
+
+
+def _resource_key(resource: Resource) -> tuple[object, ...]:
+    return (resource.milli_cpu, resource.memory, resource.max_task_num, tuple(sorted(resource.scalars.items())))
 
 
 def _same_node(before: NodeSpec | None, after: NodeSpec | None) -> bool:

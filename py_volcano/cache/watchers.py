@@ -3,7 +3,8 @@ for truth.
 
 kopf streams priority classes, Queues, PodGroups and PodDisruptionBudgets (pods and nodes, whose events
 come by the thousand, go through `informer.py`); each handler turns one event into a store update and
-returns. kopf re-lists after a broken watch or a 410 Gone, but never reports what vanished meanwhile, so
+returns. The PodGroup controller adds its watches of the workload kinds to the same kopf
+(`extensions`). kopf re-lists after a broken watch or a 410 Gone, but never reports what vanished meanwhile, so
 `resync` LISTs each kind and the store drops what the LIST no longer shows: at start (`Store.is_synced`,
 which the first cycle waits for), again once kopf's own initial listing of the kind is in, then every
 `resync_period`.
@@ -25,7 +26,7 @@ import asyncio
 import base64
 import logging
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import kopf
@@ -34,13 +35,13 @@ import structlog
 from py_volcano.aio import wait_any, wait_or_stop
 from py_volcano.cache.client import ApiClient, Credentials
 from py_volcano.cache.listing import relist
-from py_volcano.cache.store import PDBS, POD_GROUPS, PRIORITY_CLASSES, QUEUES, Kind, Store
+from py_volcano.cache.store import PDBS, POD_GROUPS, PRIORITY_CLASSES, QUEUES, RESOURCE_QUOTAS, Kind, Store
 from py_volcano.settings import WatchingSettings
 
 __all__ = ["KOPF_KINDS", "build_registry", "resync", "watch"]
 
 #: The kinds kopf watches: few objects, rare changes.
-KOPF_KINDS: tuple[Kind, ...] = (PRIORITY_CLASSES, QUEUES, POD_GROUPS, PDBS)
+KOPF_KINDS: tuple[Kind, ...] = (PRIORITY_CLASSES, QUEUES, POD_GROUPS, PDBS, RESOURCE_QUOTAS)
 
 log = structlog.get_logger(__name__)
 
@@ -99,8 +100,15 @@ def _connection_info(credentials: Credentials) -> kopf.ConnectionInfo:
     )
 
 
-def build_registry(store: Store, credentials: Credentials, watching: WatchingSettings) -> kopf.OperatorRegistry:
-    """Return a fresh kopf registry: one startup handler, one login handler, one event handler per kind."""
+def build_registry(
+    store: Store,
+    credentials: Credentials,
+    watching: WatchingSettings,
+    *,
+    extensions: Sequence[Callable[[kopf.OperatorRegistry], None]] = (),
+) -> kopf.OperatorRegistry:
+    """Return a fresh kopf registry: one startup handler, one login handler, one event handler per kind,
+    and what each of `extensions` adds (the PodGroup controller's watches)."""
     registry = kopf.OperatorRegistry()
 
     @kopf.on.startup(registry=registry)
@@ -130,6 +138,8 @@ def build_registry(store: Store, credentials: Credentials, watching: WatchingSet
             registry=registry,
             id=f"watch-{kind.plural}",
         )(_event_handler(store, kind))
+    for extend in extensions:
+        extend(registry)
     return registry
 
 
@@ -148,8 +158,10 @@ async def watch(
     settings: WatchingSettings,
     stop: asyncio.Event,
     on_signal: Callable[[signal.Signals], None] | None = None,
+    extensions: Sequence[Callable[[kopf.OperatorRegistry], None]] = (),
 ) -> None:
-    """Run kopf's watch streams into `store` until `stop` is set.
+    """Run kopf's watch streams into `store` (and `extensions`' handlers, see `build_registry`) until
+    `stop` is set.
 
     kopf installs its own SIGINT/SIGTERM handlers; `on_signal` takes them back, so a signal reaches
     the runner (which stops kopf last, through `stop`). Tasks that exist before kopf starts are not
@@ -159,7 +171,9 @@ async def watch(
         logging.getLogger(name).setLevel(max(logging.getLogger().level, logging.WARNING))
     ignored = asyncio.all_tasks()
     tasks = await kopf.spawn_tasks(
-        registry=build_registry(store, credentials, settings), clusterwide=True, stop_flag=stop
+        registry=build_registry(store, credentials, settings, extensions=extensions),
+        clusterwide=True,
+        stop_flag=stop,
     )
     if on_signal is not None:
         loop = asyncio.get_running_loop()

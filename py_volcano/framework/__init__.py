@@ -3,7 +3,16 @@
 from py_volcano.framework.arguments import Arguments, NoArgs
 from py_volcano.framework.conf import PluginOption, SchedulerConf, default_conf_text, parse_conf
 from py_volcano.framework.cycle import run_cycle
-from py_volcano.framework.extension_points import SWITCHES, CycleState, EventHandler, PredicateStatus, ValidateResult
+from py_volcano.framework.extension_points import (
+    SWITCHES,
+    CycleState,
+    EventHandler,
+    EvictionContext,
+    EvictionKind,
+    PredicateStatus,
+    ValidateResult,
+)
+from py_volcano.framework.memory import PluginMemory
 from py_volcano.framework.plugin import Action, ActionEntry, Plugin, PluginEntry, Registry
 from py_volcano.framework.priority_queue import PriorityQueue, ordered
 from py_volcano.framework.session import IndexArray, Session, close_session, open_session
@@ -16,11 +25,14 @@ __all__ = [
     "Arguments",
     "CycleState",
     "EventHandler",
+    "EvictionContext",
+    "EvictionKind",
     "IndexArray",
     "NoArgs",
     "Operation",
     "Plugin",
     "PluginEntry",
+    "PluginMemory",
     "PluginOption",
     "PredicateStatus",
     "PriorityQueue",

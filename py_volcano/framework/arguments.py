@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from py_volcano.api import parse_duration
 from py_volcano.errors import ConfigError
 
 __all__ = ["Arguments", "NoArgs"]
@@ -65,6 +66,19 @@ class Arguments:
         """Return a string argument."""
         return self._typed(key, default, _to_str, "a string")
 
+    def get_duration(self, key: str, default: float) -> float:
+        """Return a duration in seconds, written as Go's time.ParseDuration reads it (`100ms`, `1m30s`, `2h`)."""
+        return self._typed(key, default, _to_duration, "a duration such as 100ms, 30s, 5m or 1h")
+
+    def get_value(self, key: str) -> object | None:
+        """Return an argument as written (None when absent), for structured values its owner checks itself."""
+        self._read.add(key)
+        return self._values.get(key)
+
+    def keys(self) -> list[str]:
+        """Return the keys written, in written order (reading one still goes through a getter)."""
+        return list(self._values)
+
 
 def _to_int(value: object) -> int | None:
     if isinstance(value, bool):
@@ -103,6 +117,15 @@ def _to_bool(value: object) -> bool | None:
 
 def _to_str(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _to_duration(value: object) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_duration(value.strip())
+    except ValueError:
+        return None
 
 
 @dataclass(slots=True, frozen=True)

@@ -4,6 +4,11 @@ Parsed with pydantic at the edge, validated against a registry once, then turned
 dataclasses (`SchedulerConf`) before any session opens; each plugin's and action's `arguments` are
 parsed there, once, into its frozen Args by the registry's parser. An unset `enabledXxx` switch means
 on; both `enabledXxx` and `enableXxx` spellings are accepted (docs/semantics.md, "Switches").
+
+An action or plugin the registry does not know is left out and named in `SchedulerConf.unsupported`,
+and the rest runs, as Volcano skips a plugin it has no builder for; the runner logs each one as an
+error and exports it as a gauge, `simulate` reports it as a warning
+(docs/semantics.md, "Unknown names").
 """
 
 from __future__ import annotations
@@ -49,11 +54,23 @@ class PluginOption:
 
 @dataclass(slots=True, frozen=True)
 class SchedulerConf:
-    """Actions in order, tiers of plugins, and the parsed Args of every action in `actions` or `configurations`."""
+    """Actions in order, tiers of plugins, and the parsed Args of every action in `actions` or `configurations`.
+
+    `unsupported` lists the (`action` or `plugin`, name) pairs the file names but the registry lacks,
+    each once, in written order: they are left out of `actions` and `tiers`.
+    """
 
     actions: tuple[str, ...]
     tiers: tuple[tuple[PluginOption, ...], ...]
     action_args: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    unsupported: tuple[tuple[str, str], ...] = ()
+
+    def unsupported_messages(self, source: str) -> list[str]:
+        """Return one line per unsupported name: what is left out, and that the rest runs."""
+        return [
+            f"{source}: {kind} {name!r} is not supported by py-volcano; it is skipped and the rest runs"
+            for kind, name in self.unsupported
+        ]
 
 
 class _PluginModel(BaseModel):
@@ -81,8 +98,6 @@ class _ConfModel(BaseModel):
 
 
 def _plugin_option(model: _PluginModel, registry: Registry, source: str) -> PluginOption:
-    if model.name not in registry.plugins:
-        raise ConfigError(f"{source}: plugin {model.name!r} is unknown (known: {', '.join(sorted(registry.plugins))})")
     switches: dict[str, bool] = {}
     for key, value in (model.model_extra or {}).items():
         switch = _SWITCH_KEYS.get(key)
@@ -92,6 +107,13 @@ def _plugin_option(model: _PluginModel, registry: Registry, source: str) -> Plug
         if not isinstance(value, bool):
             raise ConfigError(f"{source}: plugin {model.name}: key {key}: expected true or false, got {value!r}")
         switches[switch] = value
+    if switches.get("namespace_order"):
+        # Volcano v1.8 removed namespace fair share (drf's namespace order); the switch is read by nothing.
+        warnings.warn(
+            f"{source}: plugin {model.name}: enableNamespaceOrder has no effect "
+            "(Volcano removed namespace fair share in v1.8)",
+            stacklevel=4,
+        )
     args = _args(registry.plugins[model.name].parse, model.arguments, owner=f"{source}: plugin {model.name}")
     return PluginOption(name=model.name, switches=MappingProxyType(switches), args=args)
 
@@ -108,25 +130,50 @@ def _args(parse: Callable[[Arguments], object], values: Mapping[str, Any], *, ow
 def parse_conf(text: str, registry: Registry, *, source: str = "scheduler conf") -> SchedulerConf:
     """Parse and validate a configuration, arguments included, against the registry's actions and plugins.
 
-    ConfigError names the source, the action or plugin, the key and, for an argument, the value.
+    Names the registry lacks are left out and listed in `unsupported`. ConfigError names the source,
+    the action or plugin, the key and, for an argument, the value.
     """
     model = _model(text, source)
-    names = tuple(name.strip() for name in model.actions.split(",") if name.strip())
-    if not names:
+    written = tuple(name.strip() for name in model.actions.split(",") if name.strip())
+    if not written:
         raise ConfigError(f"{source}: key actions: no action named")
-    for name in names:
-        if name not in registry.actions:
-            raise ConfigError(f"{source}: action {name!r} is unknown (known: {', '.join(sorted(registry.actions))})")
-    tiers = tuple(tuple(_plugin_option(p, registry, source) for p in tier.plugins) for tier in model.tiers)
-    configured = {c.name: c.arguments for c in model.configurations}
-    for name in configured:
-        if name not in registry.actions:
-            raise ConfigError(f"{source}: configurations: action {name!r} is unknown")
+    _check_hierarchical_drf(model, source)
+    plugins = [p for tier in model.tiers for p in tier.plugins]
+    unsupported = [("action", name) for name in written if name not in registry.actions]
+    unsupported += [("plugin", p.name) for p in plugins if p.name not in registry.plugins]
+    unsupported += [("action", c.name) for c in model.configurations if c.name not in registry.actions]
+    names = tuple(name for name in written if name in registry.actions)
+    tiers = tuple(
+        tuple(_plugin_option(p, registry, source) for p in tier.plugins if p.name in registry.plugins)
+        for tier in model.tiers
+    )
+    configured = {c.name: c.arguments for c in model.configurations if c.name in registry.actions}
     action_args = {
         name: _args(registry.actions[name].parse, configured.get(name, {}), owner=f"{source}: action {name}")
         for name in dict.fromkeys((*names, *configured))
     }
-    return SchedulerConf(actions=names, tiers=tiers, action_args=MappingProxyType(action_args))
+    return SchedulerConf(
+        actions=names,
+        tiers=tiers,
+        action_args=MappingProxyType(action_args),
+        unsupported=tuple(dict.fromkeys(unsupported)),
+    )
+
+
+def _check_hierarchical_drf(model: _ConfModel, source: str) -> None:
+    """Refuse drf with `enableHierarchy: true` beside proportion in one tier, as Volcano refuses the file."""
+    for position, tier in enumerate(model.tiers):
+        names = {p.name for p in tier.plugins}
+        hierarchical = any(
+            p.name == "drf"
+            and any((p.model_extra or {}).get(key) is True for key in ("enableHierarchy", "enabledHierarchy"))
+            for p in tier.plugins
+        )
+        if hierarchical and "proportion" in names:
+            raise ConfigError(
+                f"{source}: tiers[{position}]: proportion and drf with hierarchy enabled conflict "
+                "(hierarchical drf orders queues itself)"
+            )
 
 
 def _model(text: str, source: str) -> _ConfModel:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 import structlog
 
-from py_volcano.api import ClusterInfo, CycleResult
+from py_volcano.api import ClusterInfo, CycleResult, JobID
 from py_volcano.framework.conf import SchedulerConf
+from py_volcano.framework.memory import PluginMemory
 from py_volcano.framework.plugin import Registry
 from py_volcano.framework.session import close_session, open_session
 
@@ -16,15 +18,28 @@ __all__ = ["run_cycle"]
 log = structlog.get_logger(__name__)
 
 
-def run_cycle(cluster: ClusterInfo, conf: SchedulerConf, registry: Registry, *, cycle: int = 0) -> CycleResult:
-    """Run every action of `conf` in order over `cluster` (which the cycle then owns)."""
-    ssn = open_session(cluster, conf, registry, cycle=cycle)
+def run_cycle(
+    cluster: ClusterInfo,
+    conf: SchedulerConf,
+    registry: Registry,
+    *,
+    cycle: int = 0,
+    now: datetime | None = None,
+    memory: PluginMemory | None = None,
+    skip: frozenset[JobID] = frozenset(),
+) -> CycleResult:
+    """Run every action of `conf` in order over `cluster` (which the cycle then owns), at wall-clock time
+    `now` (the current time when None), with what plugins kept from earlier cycles in `memory`, leaving
+    out the jobs in `skip` (backed off by the runner: docs/semantics.md, "Backoff of unschedulable jobs")."""
+    ssn = open_session(cluster, conf, registry, cycle=cycle, now=now, memory=memory, skip=skip)
     durations: dict[str, float] = {}
     for name in conf.actions:
         action = registry.actions[name].new(conf.action_args[name])
+        ssn.action = name
         started = time.perf_counter()
         action.execute(ssn)
         durations[name] = time.perf_counter() - started
+    ssn.action = ""
     result = close_session(ssn)
     result.action_durations = durations
     log.debug(

@@ -2,27 +2,34 @@
 
 `tiers` is a list, one entry a tier, of the functions that enabled plugins registered at a point,
 in plugin order. Each walker states the semantics it implements; docs/semantics.md, "Dispatch over tiers",
-has the rules.
+has the rules. The `first_*` and `tiered_veto` walkers say where the refusing function stands (tier index,
+index in its tier), so the session can name the plugin that held a job.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from py_volcano.api import TaskInfo, Vote
 
 __all__ = [
+    "Position",
     "all_pass",
     "any_true",
+    "first_false",
     "first_nonzero",
+    "first_true",
     "tiered_starving",
+    "tiered_veto",
     "tiered_victims",
     "tiered_vote",
 ]
 
 T = TypeVar("T")
 Tiers = Sequence[Sequence[Callable[..., T]]]
+#: Where a function stands in its tiers: (tier index, index in the tier).
+Position = tuple[int, int]
 
 
 def first_nonzero(tiers: Tiers[int], *args: object) -> int:
@@ -37,27 +44,50 @@ def first_nonzero(tiers: Tiers[int], *args: object) -> int:
 
 def all_pass(tiers: Tiers[bool], *args: object) -> bool:
     """True unless some plugin in any tier answers False (job ready, allocatable, preemptive)."""
-    return all(fn(*args) for tier in tiers for fn in tier)
+    return first_false(tiers, *args) is None
+
+
+def first_false(tiers: Tiers[bool], *args: object) -> Position | None:
+    """Return the first function answering False (`all_pass` fails there); None when all pass."""
+    for t, tier in enumerate(tiers):
+        for i, fn in enumerate(tier):
+            if not fn(*args):
+                return t, i
+    return None
 
 
 def any_true(tiers: Tiers[bool], *args: object) -> bool:
     """True when some plugin in any tier answers True (overused)."""
-    return any(fn(*args) for tier in tiers for fn in tier)
+    return first_true(tiers, *args) is not None
+
+
+def first_true(tiers: Tiers[bool], *args: object) -> Position | None:
+    """Return the first function answering True (`any_true` holds there); None when none does."""
+    for t, tier in enumerate(tiers):
+        for i, fn in enumerate(tier):
+            if fn(*args):
+                return t, i
+    return None
+
+
+def tiered_veto(tiers: Tiers[Vote], *args: object) -> Position | None:
+    """Return the reject that refuses the vote; None when it accepts (see `tiered_vote`)."""
+    for t, tier in enumerate(tiers):
+        permitted = False
+        for i, fn in enumerate(tier):
+            vote = fn(*args)
+            if vote < 0:
+                return t, i
+            if vote > 0:
+                permitted = True
+        if permitted:
+            return None
+    return None
 
 
 def tiered_vote(tiers: Tiers[Vote], *args: object) -> bool:
     """A reject anywhere refuses; a tier with a permit accepts; abstention everywhere accepts."""
-    for tier in tiers:
-        permitted = False
-        for fn in tier:
-            vote = fn(*args)
-            if vote < 0:
-                return False
-            if vote > 0:
-                permitted = True
-        if permitted:
-            return True
-    return True
+    return tiered_veto(tiers, *args) is None
 
 
 def tiered_starving(tiers: Tiers[bool], *args: object) -> bool:
@@ -71,13 +101,16 @@ def tiered_starving(tiers: Tiers[bool], *args: object) -> bool:
     return False
 
 
-VictimFn = Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], Vote]]
+VictimFn = Callable[[Any, list[TaskInfo]], tuple[list[TaskInfo], Vote]]
 
 
 def tiered_victims(
-    tiers: Sequence[Sequence[VictimFn]], preemptor: TaskInfo, candidates: list[TaskInfo]
+    tiers: Sequence[Sequence[VictimFn]], preemptor: object, candidates: list[TaskInfo]
 ) -> list[TaskInfo]:
-    """Intersect the victims of the voting plugins of a tier; an empty tier result defers to the next tier."""
+    """Intersect the victims of the voting plugins of a tier; an empty tier result defers to the next tier.
+
+    `preemptor` is what the functions are asked for: a task (preemptable, reclaimable) or an eviction
+    context (unified_evictable)."""
     for tier in tiers:
         victims: list[TaskInfo] | None = None
         for fn in tier:
@@ -94,4 +127,17 @@ def tiered_victims(
                 victims = [task for task in victims if task.uid in keep]
         if victims:
             return victims
+    return []
+
+
+def tiered_union(tiers: Tiers[list[TaskInfo]], tasks: list[TaskInfo]) -> list[TaskInfo]:
+    """Unite the victims every plugin of a tier chooses (each once, first choice first); a tier choosing
+    none defers to the next (Volcano's VictimTasks)."""
+    for tier in tiers:
+        chosen: dict[str, TaskInfo] = {}
+        for fn in tier:
+            for task in fn(tasks):
+                chosen.setdefault(task.uid, task)
+        if chosen:
+            return list(chosen.values())
     return []

@@ -3,22 +3,35 @@
 Plugins call `add_<point>_fn(plugin_name, fn)` from `on_session_open`; actions call the dispatch
 method of the same name. After every plugin opened, `resolve` groups the functions by tier, keeping
 only plugins whose switch for that point is on, so dispatch walks plain lists.
+
+The points that can hold a job back (enqueueable, job valid, allocatable, overused, pre-predicate)
+note the first refusal each job (or queue) meets in a cycle: the action running and the plugin
+that refused, which the cycle's result reports for `py-volcano explain`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from py_volcano.api import JobInfo, NodeInfo, QueueInfo, TaskInfo, Vote
+from py_volcano.api import JobID, JobInfo, NodeInfo, QueueID, QueueInfo, TaskInfo, Vote
 from py_volcano.framework import dispatch
 
 if TYPE_CHECKING:
     from py_volcano.framework.conf import PluginOption
 
-__all__ = ["SWITCHES", "CycleState", "EventHandler", "ExtensionPoints", "PredicateStatus", "ValidateResult"]
+__all__ = [
+    "SWITCHES",
+    "CycleState",
+    "EventHandler",
+    "ExtensionPoints",
+    "PredicateStatus",
+    "Refusal",
+    "ValidateResult",
+]
 
 
 @dataclass(slots=True, frozen=True)
@@ -39,11 +52,35 @@ class ValidateResult:
 
 
 @dataclass(slots=True, frozen=True)
+class Refusal:
+    """Where a job was first held back in a cycle: the action running, the extension point, the plugin."""
+
+    action: str
+    point: str
+    plugin: str
+
+
+@dataclass(slots=True, frozen=True)
 class EventHandler:
     """Callbacks run when a statement allocates (or pipelines) and deallocates (or evicts) a task."""
 
     allocate: Callable[[TaskInfo], None] | None = None
     deallocate: Callable[[TaskInfo], None] | None = None
+
+
+class EvictionKind(Enum):
+    """Which gang-aware action asks `unified_evictable` for victims."""
+
+    GANG_PREEMPT = "gangpreempt"
+    GANG_RECLAIM = "gangreclaim"
+
+
+@dataclass(slots=True, frozen=True)
+class EvictionContext:
+    """Who asks for victims at `unified_evictable`: the action's kind and the job it makes room for."""
+
+    kind: EvictionKind
+    job: JobInfo
 
 
 class Cloneable(Protocol):
@@ -94,19 +131,21 @@ SWITCHES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "target_job": (),
         "reserved_nodes": (),
         "job_enqueued": ("job_enqueueable", "job_enqueued"),
-        "victim": (),
+        "victim": ("victim_tasks",),
         "job_starving": ("job_starving",),
         "overused": ("overused",),
         "allocatable": ("allocatable", "simulate_allocatable"),
     }
 )
 """Volcano's plugin switches (`enabledXxx` / `enableXxx`, unset = on), each with the extension points it
-turns off for its plugin. Points no switch names (evictable, job_valid, simulate add/remove) are always
-on; switches naming no point are accepted and read by plugins (`hierarchy`) or have nothing to turn off."""
+turns off for its plugin. Points no switch names (evictable, unified_evictable, job_valid, simulate
+add/remove) are always on, as in Volcano; switches naming no point are accepted and read by plugins
+(`hierarchy`) or have nothing to turn off."""
 
 _SWITCH_OF_POINT = {point: switch for switch, points in SWITCHES.items() for point in points}
 
 VictimFn = Callable[[TaskInfo, list[TaskInfo]], tuple[list[TaskInfo], Vote]]
+UnifiedVictimFn = Callable[[EvictionContext, list[TaskInfo]], tuple[list[TaskInfo], Vote]]
 
 
 class ExtensionPoints:
@@ -116,13 +155,19 @@ class ExtensionPoints:
         self.tiers = tiers
         self._fns: dict[str, dict[str, Callable[..., Any]]] = {}
         self._tiered: dict[str, list[list[Callable[..., Any]]]] = {}
+        self._names: dict[str, list[list[str]]] = {}
         self.event_handlers: list[EventHandler] = []
+        #: The action running (set by the cycle), for the refusals below.
+        self.action = ""
+        self.job_refusals: dict[JobID, Refusal] = {}
+        self.queue_refusals: dict[QueueID, Refusal] = {}
 
     def release(self) -> None:
         """Drop every registered function and event handler (they hold their plugins, which hold the
         session), so a closed session is freed by reference counting, not by the cyclic collector."""
         self._fns.clear()
         self._tiered.clear()
+        self._names.clear()
         self.event_handlers.clear()
 
     def _add(self, point: str, plugin: str, fn: Callable[..., Any]) -> None:
@@ -134,17 +179,24 @@ class ExtensionPoints:
         if tiered is None:
             fns = self._fns.get(point, {})
             switch = _SWITCH_OF_POINT.get(point)
-            tiered = [
-                [
-                    fns[option.name]
-                    for option in tier
-                    if option.name in fns and (switch is None or option.is_enabled(switch))
-                ]
+            names = [
+                [option.name for option in tier if option.name in fns and (switch is None or option.is_enabled(switch))]
                 for tier in self.tiers
             ]
-            tiered = [tier for tier in tiered if tier] or []
-            self._tiered[point] = tiered
+            self._names[point] = [tier for tier in names if tier]
+            tiered = self._tiered[point] = [[fns[name] for name in tier] for tier in self._names[point]]
         return tiered
+
+    def _refused(
+        self, point: str, at: dispatch.Position, *, job: JobID | None = None, queue: QueueID | None = None
+    ) -> None:
+        """Note the first refusal of the job (or queue) this cycle: the plugin at `at` among the point's tiers."""
+        t, i = at
+        refusal = Refusal(self.action, point, self._names[point][t][i])
+        if job is not None:
+            self.job_refusals.setdefault(job, refusal)
+        if queue is not None:
+            self.queue_refusals.setdefault(queue, refusal)
 
     # Registration ---------------------------------------------------------------------------
 
@@ -212,6 +264,14 @@ class ExtensionPoints:
         """
         self._add("evictable", plugin, fn)
 
+    def add_unified_evictable_fn(self, plugin: str, fn: UnifiedVictimFn) -> None:
+        """Register a victim filter for the gang-aware actions (gangpreempt, gangreclaim)."""
+        self._add("unified_evictable", plugin, fn)
+
+    def add_victim_tasks_fn(self, plugin: str, fn: Callable[[list[TaskInfo]], list[TaskInfo]]) -> None:
+        """Register a chooser of tasks to evict with no preemptor (shuffle): running tasks in, victims out."""
+        self._add("victim_tasks", plugin, fn)
+
     def add_job_valid_fn(self, plugin: str, fn: Callable[[JobInfo], ValidateResult | None]) -> None:
         """Register a job validity check."""
         self._add("job_valid", plugin, fn)
@@ -264,9 +324,13 @@ class ExtensionPoints:
 
     # Dispatch -------------------------------------------------------------------------------
 
+    def job_order_compare(self, l: JobInfo, r: JobInfo) -> int:
+        """The job order plugins' first non-zero answer (negative when `l` goes first); 0 when they tie."""
+        return dispatch.first_nonzero(self._tier_fns("job_order"), l, r)
+
     def job_order_fn(self, l: JobInfo, r: JobInfo) -> bool:
         """True when `l` goes before `r`; ties by creation time, then id."""
-        result = dispatch.first_nonzero(self._tier_fns("job_order"), l, r)
+        result = self.job_order_compare(l, r)
         if result != 0:
             return result < 0
         return (l.creation, l.uid) < (r.creation, r.uid)
@@ -286,21 +350,29 @@ class ExtensionPoints:
         return self.queue_order_fn(r, l)
 
     def task_order_fn(self, l: TaskInfo, r: TaskInfo) -> bool:
-        """True when task `l` goes before `r`; ties by name index inside a job, creation time, then id."""
+        """True when task `l` goes before `r`; ties as Volcano's CompareTask: by name index, creation time, id."""
         result = dispatch.first_nonzero(self._tier_fns("task_order"), l, r)
         if result != 0:
             return result < 0
-        if l.job == r.job and l.index is not None and r.index is not None and l.index != r.index:
+        if l.index is not None and r.index is not None and l.index != r.index:
             return l.index < r.index
         return (l.creation, l.uid) < (r.creation, r.uid)
 
     def overused(self, queue: QueueInfo) -> bool:
         """True when some plugin finds the queue overused."""
-        return dispatch.any_true(self._tier_fns("overused"), queue)
+        at = dispatch.first_true(self._tier_fns("overused"), queue)
+        if at is None:
+            return False
+        self._refused("overused", at, queue=queue.uid)
+        return True
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
         """True unless some plugin's quota refuses one more task."""
-        return dispatch.all_pass(self._tier_fns("allocatable"), queue, task)
+        at = dispatch.first_false(self._tier_fns("allocatable"), queue, task)
+        if at is None:
+            return True
+        self._refused("allocatable", at, job=task.job)
+        return False
 
     def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
         """True unless some plugin refuses that the queue reclaims for the task."""
@@ -322,12 +394,23 @@ class ExtensionPoints:
         candidates = self._evictable(reclaimees)
         return dispatch.tiered_victims(self._tier_fns("reclaimable"), reclaimer, candidates) if candidates else []
 
+    def unified_evictable(self, context: EvictionContext, candidates: list[TaskInfo]) -> list[TaskInfo]:
+        """Return the gang-aware victims the plugins agree on (hard filters, then tiered intersection)."""
+        allowed = self._evictable(candidates)
+        return dispatch.tiered_victims(self._tier_fns("unified_evictable"), context, allowed) if allowed else []
+
+    def victim_tasks(self, tasks: list[TaskInfo]) -> list[TaskInfo]:
+        """Return the tasks to evict: the union over a tier's plugins, a tier choosing none deferring to the
+        next; the hard filters hold here too (Volcano applies none)."""
+        return self._evictable(dispatch.tiered_union(self._tier_fns("victim_tasks"), tasks))
+
     def job_valid(self, job: JobInfo) -> ValidateResult | None:
         """Return the first failing verdict, or None when the job is valid."""
-        for tier in self._tier_fns("job_valid"):
-            for fn in tier:
+        for t, tier in enumerate(self._tier_fns("job_valid")):
+            for i, fn in enumerate(tier):
                 result = fn(job)
                 if result is not None and not result.passed:
+                    self._refused("job_valid", (t, i), job=job.uid)
                     return result  # type: ignore[no-any-return]
         return None
 
@@ -345,7 +428,11 @@ class ExtensionPoints:
 
     def job_enqueueable(self, job: JobInfo) -> bool:
         """Tiered admission vote; true when every plugin abstains."""
-        return dispatch.tiered_vote(self._tier_fns("job_enqueueable"), job)
+        at = dispatch.tiered_veto(self._tier_fns("job_enqueueable"), job)
+        if at is None:
+            return True
+        self._refused("job_enqueueable", at, job=job.uid)
+        return False
 
     def job_enqueued(self, job: JobInfo) -> None:
         """Tell every plugin the job was admitted."""
@@ -355,10 +442,11 @@ class ExtensionPoints:
 
     def pre_predicate(self, task: TaskInfo, state: CycleState) -> str | None:
         """Run every pre-predicate; return the first failure."""
-        for tier in self._tier_fns("pre_predicate"):
-            for fn in tier:
+        for t, tier in enumerate(self._tier_fns("pre_predicate")):
+            for i, fn in enumerate(tier):
                 failure = fn(task, state)
                 if failure:
+                    self._refused("pre_predicate", (t, i), job=task.job)
                     return failure  # type: ignore[no-any-return]
         return None
 

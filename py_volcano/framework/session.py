@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from py_volcano.api import (
-    ZERO,
     ClusterInfo,
     CycleResult,
     FitErrors,
@@ -31,12 +31,14 @@ from py_volcano.api import (
     QueueID,
     QueueInfo,
     Resource,
+    ResourceQuotaSpec,
     TaskInfo,
     TaskStatus,
 )
-from py_volcano.framework import statuses
+from py_volcano.framework import cluster_total, reasons, shortfalls, statuses, waits
 from py_volcano.framework.conf import PluginOption, SchedulerConf
 from py_volcano.framework.extension_points import ExtensionPoints
+from py_volcano.framework.memory import PluginMemory
 from py_volcano.framework.plugin import Plugin, Registry
 from py_volcano.framework.priority_queue import PriorityQueue
 
@@ -49,21 +51,42 @@ _NO_NODES: IndexArray = np.zeros(0, dtype=np.intp)
 class Session(ExtensionPoints):
     """The state of one cycle: jobs, nodes, queues, the plugins' functions, and the decisions so far."""
 
-    def __init__(self, cluster: ClusterInfo, conf: SchedulerConf, *, cycle: int = 0) -> None:
+    def __init__(
+        self,
+        cluster: ClusterInfo,
+        conf: SchedulerConf,
+        *,
+        cycle: int = 0,
+        now: datetime | None = None,
+        memory: PluginMemory | None = None,
+        skip: frozenset[JobID] = frozenset(),
+    ) -> None:
         super().__init__(conf.tiers)
         self.uid = f"cycle-{cycle}"
         self.cycle = cycle
         self.conf = conf
+        self._now = now if now is not None else datetime.now().astimezone()
+        #: Whether a plugin read `now`: then the next cycle may decide otherwise with nothing else changed.
+        self.reads_clock = False
+        #: What plugins keep between the sessions of this process (a fresh one keeps nothing).
+        self.memory = memory if memory is not None else PluginMemory(self._now)
         self.jobs: dict[JobID, JobInfo] = cluster.jobs
         self.nodes: dict[str, NodeInfo] = cluster.nodes
         self.node_list: list[NodeInfo] = list(cluster.nodes.values())
         self.queues: dict[QueueID, QueueInfo] = cluster.queues
         self.priority_classes: dict[str, PriorityClassSpec] = cluster.priority_classes
         self.pdbs: list[PdbSpec] = cluster.pdbs
+        self.resource_quotas: list[ResourceQuotaSpec] = cluster.resource_quotas
         self.warnings: list[str] = list(cluster.warnings)
-        self.total_resource = Resource()
-        for node in self.node_list:
-            self.total_resource.add(node.allocatable)
+        #: Jobs backed off by the runner: every action leaves them out of its job walks (`is_backed_off`).
+        self.skipped = skip
+        #: Sum of max(allocatable, used) per node (docs/semantics.md, "Overcommitted nodes").
+        self.total_resource = cluster_total.cluster_total(self.node_list)
+        self.overcommitted = cluster_total.overcommitted(self.node_list)
+        self.skipped_pods = cluster.skipped_pods
+        self.invalid_queues = cluster.invalid_queues
+        #: The first task of each job that its queue's quota refused, with the message allocate wrote then.
+        self.quota_refusals: dict[JobID, tuple[QueueInfo, TaskInfo, str]] = {}
         self.arrays = NodeArrays(self.node_list, _scalar_names(cluster))
         self.plugins: dict[str, Plugin] = {}
         self.plugin_durations: dict[tuple[str, str], float] = {}
@@ -73,7 +96,15 @@ class Session(ExtensionPoints):
         self.preemption_attempts = 0
         self.preemption_victims: int | None = None
         self.ready_at_open: dict[JobID, int] = {job.uid: job.ready_task_num() for job in self.jobs.values()}
+        #: Per action, the jobs it took up, numbered in the order of their first turn (`record_turn`).
+        self.turns: dict[str, dict[JobID, int]] = {}
         self._predicate_plan: list[tuple[Callable[..., Any] | None, Callable[..., Any] | None]] | None = None
+
+    @property
+    def now(self) -> datetime:
+        """The wall-clock time of this cycle (timezone-aware); plugins read time only here."""
+        self.reads_clock = True
+        return self._now
 
     def release(self) -> None:
         """Drop what ties a closed session into reference cycles (plugins and their functions, the
@@ -83,10 +114,24 @@ class Session(ExtensionPoints):
         self._predicate_plan = None
         self.arrays.detach()
 
+    def record_turn(self, job: JobInfo) -> None:
+        """Note that the running action takes up `job`; its first turn counts (the order `explain` reports)."""
+        turns = self.turns.setdefault(self.action, {})
+        turns.setdefault(job.uid, len(turns))
+
     def warn(self, message: str) -> None:
         """Record a problem with an object that the cycle skipped (reported as a warning)."""
         if message not in self.warnings:
             self.warnings.append(message)
+
+    def hierarchy_enabled(self, plugin: str) -> bool:
+        """True when the first entry of `plugin` writes `enableHierarchy: true` (unlike other switches,
+        unset is off: docs/semantics.md, "Switches")."""
+        for tier in self.tiers:
+            for option in tier:
+                if option.name == plugin:
+                    return option.switches.get("hierarchy", False)
+        return False
 
     # Node filtering -------------------------------------------------------------------------
 
@@ -148,20 +193,46 @@ class Session(ExtensionPoints):
 
     def explain(self, task: TaskInfo, *, for_preempt: bool = False) -> FitErrors:
         """Say, node by node, why the task fits nowhere (slow path: only for tasks that failed)."""
-        errors = FitErrors()
-        request = task.init_resreq
-        for node in self.node_list:
-            status = self.predicate(task, node)
-            if status is not None and not (for_preempt and status.resolvable):
-                errors.add(status.reason)
-                continue
-            if node.future_idle_pods < 1:
-                errors.add("Too many pods")
-                continue
-            fits, short = request.less_equal_with_resources_name(node.future_idle(), ZERO)
-            if not fits:
-                errors.add(f"Insufficient {short[0]}")
-        return errors
+        return shortfalls.explain(self, task, for_preempt=for_preempt)
+
+    def is_backed_off(self, job: JobInfo) -> bool:
+        """True when the runner backed the job off for this cycle: no action takes it up."""
+        return job.uid in self.skipped
+
+    def refuse_quota(self, job: JobInfo, queue: QueueInfo, task: TaskInfo) -> None:
+        """Note that `queue`'s quota refused `task` of `job` (allocatable); the job's status names it.
+
+        The job's fit error says so at once; the cycle's close replaces it with what the queue's figures
+        show (or with "no node can hold" when that is the truth), unless a later failure replaced it.
+        The last refusal counts, as the last fit error does.
+        """
+        message = f"queue {queue.name} has no quota left for pod {task.key}"
+        self.quota_refusals[job.uid] = (queue, task, message)
+        job.job_fit_error = message
+
+    def victim_order_fn(self, l: TaskInfo, r: TaskInfo, preemptor: TaskInfo) -> bool:
+        """True when victim `l` is evicted before `r` (Volcano's BuildVictimsPriorityQueue).
+
+        Inside a job the reverse of task order; a task whose job is gone first; across queues the victim
+        queue order; otherwise the reverse of job order, or of task order when the job order plugins tie
+        (docs/semantics.md, "Victim order").
+        """
+        if l.job == r.job:
+            return self.task_order_fn(r, l)
+        l_job = self.jobs.get(l.job) if l.job else None
+        r_job = self.jobs.get(r.job) if r.job else None
+        if l_job is None or r_job is None:
+            return l_job is None if (l_job is None) != (r_job is None) else self.task_order_fn(r, l)
+        preemptor_job = self.jobs.get(preemptor.job) if preemptor.job else None
+        queues = self.queues
+        if (
+            preemptor_job is not None
+            and l_job.queue != r_job.queue
+            and {l_job.queue, r_job.queue, preemptor_job.queue} <= queues.keys()
+        ):
+            return self.victim_queue_order_fn(queues[l_job.queue], queues[r_job.queue], queues[preemptor_job.queue])
+        compare = self.job_order_compare(l_job, r_job)
+        return compare > 0 if compare != 0 else self.task_order_fn(r, l)
 
     def jobs_by_queue(
         self, include: Callable[[JobInfo, QueueInfo], bool]
@@ -171,7 +242,7 @@ class Session(ExtensionPoints):
         jobs: dict[QueueID, PriorityQueue[JobInfo]] = {}
         for job in self.jobs.values():
             queue = self.queues.get(job.queue)
-            if queue is None or not include(job, queue):
+            if queue is None or job.uid in self.skipped or not include(job, queue):
                 continue
             if queue.uid not in jobs:
                 jobs[queue.uid] = PriorityQueue(self.job_order_fn)
@@ -200,9 +271,22 @@ def _scalar_names(cluster: ClusterInfo) -> set[str]:
     return names
 
 
-def open_session(cluster: ClusterInfo, conf: SchedulerConf, registry: Registry, *, cycle: int = 0) -> Session:
-    """Open a session over a snapshot it now owns: build plugins from `conf` and open each in tier order."""
-    ssn = Session(cluster, conf, cycle=cycle)
+def open_session(
+    cluster: ClusterInfo,
+    conf: SchedulerConf,
+    registry: Registry,
+    *,
+    cycle: int = 0,
+    now: datetime | None = None,
+    memory: PluginMemory | None = None,
+    skip: frozenset[JobID] = frozenset(),
+) -> Session:
+    """Open a session over a snapshot it now owns: build plugins from `conf` and open each in tier order.
+
+    `now` is the cycle's wall-clock time (the current time when None); `memory` what plugins kept from
+    earlier sessions of the same process (none when None); `skip` the jobs the runner backed off, which
+    no action takes up (they still count in every queue's figures)."""
+    ssn = Session(cluster, conf, cycle=cycle, now=now, memory=memory, skip=skip)
     options: Iterable[PluginOption] = (option for tier in conf.tiers for option in tier)
     for option in options:
         plugin = registry.plugins[option.name].new(option.args)
@@ -231,7 +315,15 @@ def close_session(ssn: Session) -> CycleResult:
         plugin_durations=dict(ssn.plugin_durations),
         preemption_attempts=ssn.preemption_attempts,
         preemption_victims=ssn.preemption_victims,
+        reads_clock=ssn.reads_clock,
+        overcommitted_nodes=dict(ssn.overcommitted),
     )
+    for queue in ssn.queues.values():
+        result.queues[queue.name] = ssn.queue_figures.get(queue.name) or _default_figures(ssn, queue)
+    reasons.explain_quota_refusals(
+        ssn.jobs, ssn.quota_refusals, result.queues, lambda task: shortfalls.unholdable(ssn, task)
+    )
+    reasons.note_queue_blockers(ssn.jobs.values(), ssn.queues, ssn.invalid_queues, ssn.skipped)
     bound = {task.job for task, _ in ssn.binds}
     for job in ssn.jobs.values():
         result.pod_groups[job.uid] = statuses.pod_group_status(
@@ -245,9 +337,13 @@ def close_session(ssn: Session) -> CycleResult:
                 result.unschedulable[failed.key] = errors.summary()
     result.pod_waits = statuses.pod_waits(ssn.jobs.values(), result.pod_groups)
     result.unplaced = statuses.unplaced_pods(ssn.jobs.values())
-    for queue in ssn.queues.values():
-        result.queues[queue.name] = ssn.queue_figures.get(queue.name) or _default_figures(ssn, queue)
+    skipped_waits = reasons.skipped_pod_waits(ssn.skipped_pods)
+    result.pod_waits.update(skipped_waits)
+    result.unplaced.update(skipped_waits)
+    result.unschedulable_jobs = reasons.unschedulable_jobs(ssn.jobs.values(), result.pod_groups, bound, ssn.skipped)
     result.queue_statuses = statuses.queue_statuses(ssn.queues.values(), result.queues, result.pod_groups.values())
+    result.job_waits = waits.job_waits(ssn, result.pod_groups)
+    result.backed_off = ssn.skipped
     ssn.release()
     return result
 

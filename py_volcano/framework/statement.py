@@ -88,6 +88,14 @@ class Statement:
         job = self.ssn.jobs.get(task.job) if task.job else None
         return job.tasks.get(task.uid, task) if job is not None else task
 
+    def merge(self, other: Statement) -> None:
+        """Take over `other`'s operations after this statement's own, leaving `other` empty (Volcano's Merge).
+
+        Actions try a node in a statement of its own and merge it only when the attempt succeeds.
+        """
+        self.operations.extend(other.operations)
+        other.operations = []
+
     def commit(self) -> None:
         """Record every operation as a decision on the session, in order."""
         for op in self.operations:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from py_volcano.api import (
+    EXPLAIN_ANNOTATION,
     GANG_READY,
     NOT_ENOUGH_PODS,
     NOT_ENOUGH_RESOURCES,
@@ -121,6 +122,7 @@ def pod_group_status(job: JobInfo, *, ready_at_open: int, ready: bool, bound: bo
         name=spec.name,
         uid=spec.uid,
         observed_conditions=spec.conditions,
+        observed_explanation=spec.annotations.get(EXPLAIN_ANNOTATION, ""),
     )
 
 
@@ -170,6 +172,7 @@ def queue_statuses(
         tally = counts.get(queue.name) or dict.fromkeys(PodGroupPhase, 0)
         statuses[queue.name] = QueueStatus(
             state=queue.state,
+            state_set=queue.state_set,
             pending=tally[PodGroupPhase.PENDING],
             inqueue=tally[PodGroupPhase.INQUEUE],
             running=tally[PodGroupPhase.RUNNING],

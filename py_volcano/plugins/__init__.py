@@ -7,14 +7,24 @@ from py_volcano.framework import NoArgs, PluginEntry
 from py_volcano.plugins import (
     binpack,
     capacity,
+    cdp,
     conformance,
     drf,
+    extender,
     gang,
+    nodegroup,
     nodeorder,
     overcommit,
+    pdb,
     predicates,
     priority,
     proportion,
+    rescheduling,
+    resource_strategy_fit,
+    resourcequota,
+    sla,
+    task_topology,
+    tdm,
 )
 
 __all__ = ["PLUGINS"]
@@ -24,10 +34,22 @@ PLUGINS: Mapping[str, PluginEntry[Any]] = {
     gang.NAME: PluginEntry(NoArgs.parse, gang.new),
     conformance.NAME: PluginEntry(NoArgs.parse, conformance.new),
     overcommit.NAME: PluginEntry(overcommit.OvercommitArgs.parse, overcommit.new),
-    capacity.NAME: PluginEntry(NoArgs.parse, capacity.new),
+    capacity.NAME: PluginEntry(capacity.CapacityArgs.parse, capacity.new),
     drf.NAME: PluginEntry(NoArgs.parse, drf.new),
     proportion.NAME: PluginEntry(NoArgs.parse, proportion.new),
     predicates.NAME: PluginEntry(predicates.PredicatesArgs.parse, predicates.new),
     nodeorder.NAME: PluginEntry(nodeorder.NodeOrderArgs.parse, nodeorder.new),
     binpack.NAME: PluginEntry(binpack.BinpackArgs.parse, binpack.new),
+    sla.NAME: PluginEntry(sla.SlaArgs.parse, sla.new),
+    nodegroup.NAME: PluginEntry(nodegroup.NodeGroupArgs.parse, nodegroup.new),
+    cdp.NAME: PluginEntry(NoArgs.parse, cdp.new),
+    pdb.NAME: PluginEntry(NoArgs.parse, pdb.new),
+    resourcequota.NAME: PluginEntry(NoArgs.parse, resourcequota.new),
+    resource_strategy_fit.NAME: PluginEntry(
+        resource_strategy_fit.ResourceStrategyFitArgs.parse, resource_strategy_fit.new
+    ),
+    task_topology.NAME: PluginEntry(task_topology.TaskTopologyArgs.parse, task_topology.new),
+    tdm.NAME: PluginEntry(tdm.TdmArgs.parse, tdm.new),
+    extender.NAME: PluginEntry(extender.ExtenderArgs.parse, extender.new),
+    rescheduling.NAME: PluginEntry(rescheduling.ReschedulingArgs.parse, rescheduling.new),
 }

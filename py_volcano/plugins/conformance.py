@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from py_volcano.api import TaskInfo, Vote
-from py_volcano.framework import NoArgs, Session
+from py_volcano.framework import EvictionContext, NoArgs, Session
 
 __all__ = ["NAME", "ConformancePlugin", "new"]
 
@@ -25,6 +25,7 @@ class ConformancePlugin:
         ssn.add_preemptable_fn(NAME, evictable)
         ssn.add_reclaimable_fn(NAME, evictable)
         ssn.add_evictable_fn(NAME, is_evictable)
+        ssn.add_unified_evictable_fn(NAME, gang_evictable)
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to report."""
@@ -38,6 +39,11 @@ def is_evictable(task: TaskInfo) -> bool:
 def evictable(evictor: TaskInfo, evictees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
     """Keep every evictee that is neither in kube-system nor of a system-critical priority class."""
     return [task for task in evictees if is_evictable(task)], Vote.PERMIT
+
+
+def gang_evictable(context: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
+    """The same filter for the gang-aware actions."""
+    return [task for task in candidates if is_evictable(task)], Vote.PERMIT
 
 
 def new(args: NoArgs) -> ConformancePlugin:

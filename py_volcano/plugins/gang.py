@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from py_volcano.api import JobID, JobInfo, TaskInfo, Vote
-from py_volcano.framework import NoArgs, Session, ValidateResult
+from py_volcano.framework import EvictionContext, NoArgs, Session, ValidateResult
 
 __all__ = ["NAME", "GangPlugin", "new"]
 
@@ -27,6 +27,7 @@ class GangPlugin:
         ssn.add_job_valid_fn(NAME, job_valid)
         ssn.add_preemptable_fn(NAME, self.preemptable)
         ssn.add_reclaimable_fn(NAME, self.preemptable)
+        ssn.add_unified_evictable_fn(NAME, gang_evictable)
         ssn.add_job_order_fn(NAME, job_order)
         ssn.add_job_ready_fn(NAME, job_ready)
         ssn.add_job_pipelined_fn(NAME, job_pipelined)
@@ -51,6 +52,11 @@ class GangPlugin:
                 occupied[job.uid] -= 1
                 victims.append(preemptee)
         return victims, Vote.PERMIT
+
+
+def gang_evictable(context: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
+    """Permit every candidate: the gang-aware actions keep gangs whole through their bundles."""
+    return candidates, Vote.PERMIT
 
 
 def job_valid(job: JobInfo) -> ValidateResult | None:
@@ -81,9 +87,8 @@ def job_ready(job: JobInfo) -> bool:
 
 
 def job_pipelined(job: JobInfo) -> Vote:
-    """Permit when ready plus pipelined tasks reach minMember and every role's minimum."""
-    occupied = job.waiting_task_num() + job.ready_task_num()
-    return Vote.PERMIT if job.check_task_pipelined() and occupied >= job.min_available else Vote.REJECT
+    """Permit when ready, pipelined and pending best-effort tasks reach minMember and every role's minimum."""
+    return Vote.PERMIT if job.check_task_pipelined() and job.is_pipelined() else Vote.REJECT
 
 
 def job_starving(job: JobInfo) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from py_volcano.api import JobInfo, TaskInfo, Vote
-from py_volcano.framework import NoArgs, Session
+from py_volcano.framework import EvictionContext, EvictionKind, NoArgs, Session
 
 __all__ = ["NAME", "PriorityPlugin", "new"]
 
@@ -25,6 +25,7 @@ class PriorityPlugin:
         ssn.add_task_order_fn(NAME, task_order)
         ssn.add_job_order_fn(NAME, job_order)
         ssn.add_preemptable_fn(NAME, self.preemptable)
+        ssn.add_unified_evictable_fn(NAME, self.gang_evictable)
         ssn.add_job_starving_fn(NAME, job_starving)
 
     def on_session_close(self, ssn: Session) -> None:
@@ -47,6 +48,17 @@ class PriorityPlugin:
                 continue
             victims.append(preemptee)
         return victims, Vote.PERMIT
+
+
+    def gang_evictable(self, context: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
+        """gangpreempt: only tasks of jobs of a lower priority than the preemptor's; gangreclaim: every
+        candidate (reclaim is about fair share, not priority)."""
+        assert self.ssn is not None
+        if context.kind is EvictionKind.GANG_RECLAIM:
+            return candidates, Vote.PERMIT
+        jobs = self.ssn.jobs
+        lower = [t for t in candidates if t.job in jobs and jobs[t.job].priority < context.job.priority]
+        return lower, Vote.PERMIT
 
 
 def task_order(l: TaskInfo, r: TaskInfo) -> int:

@@ -21,6 +21,7 @@ from py_volcano.api import (
     ClusterInfo,
     CycleResult,
     parse_node,
+    parse_object,
     parse_pdb,
     parse_pod,
     parse_pod_group,
@@ -93,7 +94,8 @@ class InMemoryCluster:
             if obj.get("kind") not in known:
                 self.warnings.append(f"{obj.get('kind')} {_key(obj)}: kind not simulated; ignored")
         try:
-            classes = {pc.name: pc for pc in map(parse_priority_class, self._of("PriorityClass"))}
+            found = (parse_object("PriorityClass", obj, parse_priority_class) for obj in self._of("PriorityClass"))
+            classes = {pc.name: pc for pc in found}
             parsers: dict[str, Callable[[Mapping[str, Any]], object]] = {
                 "Node": parse_node,
                 "Queue": parse_queue,
@@ -104,7 +106,7 @@ class InMemoryCluster:
             }
             for kind, parse in parsers.items():
                 for obj in self._of(kind):
-                    parse(obj)
+                    parse_object(kind, obj, parse)  # the guard every object goes through, as in the store
         except ObjectError as exc:
             raise ScenarioError(f"{self.source}: {exc}") from None
 

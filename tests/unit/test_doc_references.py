@@ -1,4 +1,5 @@
-"""References into docs/semantics.md and docs/scenarios.md resolve, and nothing points outside the repository.
+"""References into docs/semantics.md, docs/scenarios.md and docs/plugins.md resolve, and nothing points outside
+the repository.
 
 Code comments cite sections as `(docs/semantics.md, "Proportion enqueue")` and the docs link to
 `#anchors`; a renamed heading must fail here rather than leave a dangling reference.
@@ -12,9 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ("docs/semantics.md", "docs/scenarios.md")
-CITATION = re.compile(r"(docs/(?:semantics|scenarios)\.md),\s*(?:#\s*)?\"([^\"]+)\"((?:\s+and\s+\"[^\"]+\")*)")
-LINK = re.compile(r"\]\(((?:docs/)?(?:semantics|scenarios)\.md)?#([^)]+)\)")
+DOCS = ("docs/semantics.md", "docs/scenarios.md", "docs/plugins.md")
+CITATION = re.compile(r"(docs/(?:semantics|scenarios|plugins)\.md),\s*(?:#\s*)?\"([^\"]+)\"((?:\s+and\s+\"[^\"]+\")*)")
+LINK = re.compile(r"\]\(((?:docs/)?(?:semantics|scenarios|plugins)\.md)?#([^)]+)\)")
 #: Where a user's clone would not find a file: the build notes beside the project, never shipped with it.
 OUTSIDE = ("../" + "shared", "BEHAVIOUR" + ".md", "FORMAT" + ".md")
 

@@ -87,3 +87,13 @@ def test_the_simulator_loads_no_io_module() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     ).stdout.split()
     assert loaded == []
+
+
+def test_the_controller_reaching_for_the_store_breaks_its_contract(tmp_path: Path) -> None:
+    """The PodGroup controller reads the store only through the view the runner hands it."""
+    linted = _lint_copy(
+        tmp_path, append={"py_volcano/controller/owners.py": "from py_volcano.cache.store import Store"}
+    )
+    assert linted.returncode == 1, linted.stdout + linted.stderr
+    assert "The PodGroup controller sits on api and the cache's client only BROKEN" in linted.stdout
+    assert "py_volcano.controller.owners -> py_volcano.cache.store" in linted.stdout

@@ -28,7 +28,9 @@ def unfiltered_logging() -> Iterator[None]:
 
 ALLOCATE = "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: gang\n"
 ENQUEUE = "actions: enqueue\ntiers:\n- plugins:\n  - name: gang\n"
-BROKEN = "actions: enqueue, no-such-action\ntiers: []\n"
+BROKEN = "actions: enqueue\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrder: perhaps\n"
+UNSUPPORTED = "actions: enqueue, dance, allocate\ntiers:\n- plugins:\n  - name: gang\n  - name: magic\n"
+EXPECTED_ERRORS = [("scheduler_conf_unsupported", "action", "dance"), ("scheduler_conf_unsupported", "plugin", "magic")]
 BAD_ARGUMENT = (
     "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n      binpack.weight: abc\n"
 )
@@ -58,7 +60,7 @@ def test_without_a_file_the_packaged_default_runs() -> None:
     ("text", "message"),
     [
         pytest.param(None, "cannot read", id="missing"),
-        pytest.param(BROKEN, "no-such-action", id="unknown-action"),
+        pytest.param(BROKEN, "key enableJobOrder: expected true or false", id="bad-switch"),
         pytest.param(
             BAD_ARGUMENT, "plugin binpack: argument binpack.weight: 'abc' is not an integer", id="bad-plugin-argument"
         ),
@@ -84,7 +86,7 @@ def test_a_swapped_file_is_reloaded_and_a_broken_one_keeps_the_last_good(tmp_pat
         publish(tmp_path, BROKEN, "v2")
         assert list(conf.current().actions) == ["enqueue", "allocate"]
     assert [entry["event"] for entry in logs] == ["scheduler_conf_invalid"]
-    assert "no-such-action" in logs[0]["reason"]
+    assert "enableJobOrder" in logs[0]["reason"]
 
     with capture_logs() as logs:
         publish(tmp_path, ENQUEUE, "v3")
@@ -154,3 +156,22 @@ def test_a_cycle_that_raises_is_logged_and_the_loop_goes_on() -> None:
     assert outcome is None
     assert [(entry["event"], entry["cycle"]) for entry in logs] == [("cycle_failed", 7)]
     assert "plugin bug in cycle 7" in str(logs[0]["reason"])
+
+
+def test_unsupported_names_are_logged_as_errors_at_load_and_at_every_reload(tmp_path: Path) -> None:
+    """An action or plugin py-volcano lacks is skipped and the rest runs; each is an error log line when the
+    file loads and again when a changed file is reloaded, and the listener (the metrics) sees every load."""
+    path = publish(tmp_path, UNSUPPORTED, "v1")
+    with capture_logs() as logs:
+        conf = ConfFile(path, default_registry())
+    assert list(conf.current().actions) == ["enqueue", "allocate"]
+    errors = [(e["event"], e["kind"], e["name"]) for e in logs if e["log_level"] == "error"]
+    assert errors == EXPECTED_ERRORS
+    seen: list[tuple[tuple[str, str], ...]] = []
+    conf.listener = lambda loaded: seen.append(loaded.unsupported)
+    with capture_logs() as logs:
+        publish(tmp_path, UNSUPPORTED.replace("enqueue, ", ""), "v2")
+        assert list(conf.current().actions) == ["allocate"]
+    errors = [(e["event"], e["kind"], e["name"]) for e in logs if e["log_level"] == "error"]
+    assert errors == EXPECTED_ERRORS
+    assert seen == [(("action", "dance"), ("plugin", "magic"))]

@@ -94,8 +94,8 @@ class QueueShares:
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
         """Offer victims only while their queue's allocated is above its deserved, counting each one taken.
 
-        As in Volcano, a victim queue whose allocation is below the reclaimer's request in some dimension
-        is skipped: evicting from it could not make room for the reclaimer.
+        A queue holding less than the reclaimer asks for still gives victims: with the node's idle room
+        they may be enough (Volcano dropped that skip in 975277f; docs/semantics.md, "Proportion reclaimable").
         """
         victims = []
         allocations: dict[QueueID, Resource] = {}
@@ -106,8 +106,6 @@ class QueueShares:
             allocated = allocations.get(attr.queue_id)
             if allocated is None:
                 allocated = allocations[attr.queue_id] = attr.allocated.clone()
-            if allocated.less_partly(reclaimer.resreq, ZERO):
-                continue  # Volcano: a queue holding less than the reclaimer asks for in some dimension is skipped
             if not allocated.less_equal(attr.deserved, ZERO):
                 allocated.sub_without_assert(reclaimee.resreq)
                 victims.append(reclaimee)

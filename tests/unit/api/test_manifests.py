@@ -6,6 +6,7 @@ import pytest
 
 from py_volcano.api import (
     JobID,
+    NodeGroupAffinity,
     PodGroupPhase,
     QueueState,
     TaskStatus,
@@ -126,3 +127,65 @@ def test_snapshot_links_pods_to_groups_and_warns_about_missing_ones() -> None:
     assert any("queue 'nowhere' not found" in w for w in snapshot.warnings)
     assert any("PodGroup 'missing' not found" in w for w in snapshot.warnings)
     assert snapshot.nodes["n"].used.milli_cpu == 1000
+
+
+@pytest.mark.parametrize(
+    ("labels", "annotations", "expected"),
+    [
+        pytest.param({}, {}, True, id="unmarked-is-preemptable"),
+        pytest.param({"volcano.sh/preemptable": "false"}, {}, False, id="label-false"),
+        pytest.param({}, {"volcano.sh/preemptable": "false"}, False, id="annotation-false"),
+        pytest.param({"volcano.sh/preemptable": "true"}, {"volcano.sh/preemptable": "false"}, False,
+                     id="annotation-wins-over-label"),
+        pytest.param({"volcano.sh/preemptable": "false"}, {"volcano.sh/preemptable": "true"}, True,
+                     id="annotation-true-wins-over-label-false"),
+        pytest.param({}, {"volcano.sh/preemptable": "0"}, False, id="go-parsebool-0"),
+        pytest.param({}, {"volcano.sh/preemptable": "T"}, True, id="go-parsebool-T"),
+        pytest.param({}, {"volcano.sh/preemptable": "no"}, False, id="unreadable-means-not-preemptable"),
+    ],
+)
+def test_preemptable_mark_reads_as_volcano(labels: dict[str, str], annotations: dict[str, str], expected: bool) -> None:
+    """Volcano's GetPodPreemptable: the annotation, else the label, parsed by Go's ParseBool; a value it refuses
+    protects the pod."""
+    parsed = parse_pod(pod(name="p", node_name="n", labels=labels, annotations=annotations), priority_classes={})
+    assert parsed.task.preemptable is expected
+
+
+def test_queue_node_group_affinity() -> None:
+    """`spec.affinity` read into node groups (nodegroup); unset is None, `{}` an empty affinity."""
+    affinity = {
+        "nodeGroupAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": ["a", "b"]},
+        "nodeGroupAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": ["c"]},
+    }
+    parsed = parse_queue(queue(name="q", affinity=affinity)).affinity
+    assert parsed == NodeGroupAffinity(required=("a", "b"), anti_preferred=("c",))
+    assert parse_queue(queue(name="q")).affinity is None
+    assert parse_queue(queue(name="q", affinity={})).affinity == NodeGroupAffinity()
+    bad = {"nodeGroupAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": ["a", 3]}}
+    with pytest.raises(InvalidQueue, match=r"spec\.affinity\.nodeGroupAffinity\.requiredDuring.*\[1\]"):
+        parse_queue(queue(name="q", affinity=bad))
+
+
+def test_pod_group_annotations() -> None:
+    """PodGroup annotations are kept (sla, task-topology read them)."""
+    group = pod_group(name="g")
+    group["metadata"]["annotations"] = {"sla-waiting-time": "1h"}
+    assert parse_pod_group(group).annotations == {"sla-waiting-time": "1h"}
+
+
+@pytest.mark.parametrize(
+    ("conditions", "scheduled_at"),
+    [
+        pytest.param([{"type": "PodScheduled", "status": "True", "lastTransitionTime": "1970-01-01T00:01:40Z"}],
+                     100.0, id="scheduled"),
+        pytest.param([{"type": "PodScheduled", "status": "False", "lastTransitionTime": "1970-01-01T00:01:40Z"}],
+                     None, id="not-scheduled"),
+        pytest.param([{"type": "Ready", "status": "True"}], None, id="no-pod-scheduled"),
+        pytest.param("garbage", None, id="not-a-list"),
+    ],
+)
+def test_pod_scheduled_at(conditions: object, scheduled_at: float | None) -> None:
+    """When the PodScheduled condition turned True (cdp's cooldown counts from it)."""
+    manifest = pod(name="p", node_name="n")
+    manifest["status"]["conditions"] = conditions
+    assert parse_pod(manifest, priority_classes={}).task.scheduled_at == scheduled_at

@@ -57,7 +57,59 @@ def test_future_idle_example() -> None:
     assert res(100).add(res(500)).sub_without_assert(res(300)).milli_cpu == 300
 
 
-def test_pod_request_is_max_of_containers_sum_and_init_max() -> None:
+def _containers(*cpus: str, sidecar: tuple[int, ...] = ()) -> list[dict[str, object]]:
+    """Containers requesting `cpus`; those at the positions in `sidecar` have `restartPolicy: Always`."""
+    found: list[dict[str, object]] = []
+    for i, cpu in enumerate(cpus):
+        container: dict[str, object] = {"name": f"c{i}", "resources": {"requests": {"cpu": cpu}}}
+        if i in sidecar:
+            container["restartPolicy"] = "Always"
+        found.append(container)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("spec", "cpu"),
+    [
+        pytest.param({"containers": _containers("1", "2")}, 3000, id="containers-summed"),
+        pytest.param(
+            {"containers": _containers("1", "2"), "initContainers": _containers("2", "2")}, 3000, id="init-below-sum"
+        ),
+        pytest.param({"containers": _containers("1"), "initContainers": _containers("3")}, 3000, id="init-above-sum"),
+        pytest.param(
+            {"containers": _containers("1"), "initContainers": _containers("1", sidecar=(0,))},
+            2000,
+            id="sidecar-added-to-containers",
+        ),
+        pytest.param(
+            {"containers": _containers("1"), "initContainers": _containers("5", "1", "2", "3", sidecar=(1, 2, 3))},
+            7000,
+            id="sidecars-after-init-summed-with-containers",
+        ),
+        pytest.param(
+            {"containers": _containers("1"), "initContainers": _containers("5", "1", "2", "5", "3", sidecar=(1, 2, 4))},
+            8000,
+            id="init-plus-sidecars-started-before-it",
+        ),
+        pytest.param(
+            {"containers": _containers("100"), "initContainers": _containers("10", "200", sidecar=(0,))},
+            210000,
+            id="sidecar-then-init-above-containers",
+        ),
+        pytest.param(
+            {"containers": _containers("1"), "initContainers": _containers("3"), "overhead": {"cpu": "250m"}},
+            3250,
+            id="overhead-added-after-the-max",
+        ),
+        pytest.param({"containers": [{"resources": {"limits": {"cpu": "1"}}}]}, 1000, id="limits-stand-in"),
+    ],
+)
+def test_pod_request_follows_volcanos_get_pod_resource_request(spec: dict[str, object], cpu: float) -> None:
+    """The CPU a pod requests; the cases of Volcano's TestGetPodResourceRequest (pod_info_test.go), in cores."""
+    assert pod_requests(spec, "ns/pod").milli_cpu == cpu
+
+
+def test_pod_request_takes_the_max_dimension_by_dimension() -> None:
     """Containers 500m/1Gi + 300m/512Mi, init 1000m/512Mi and 200m/2Gi: request 1000m/2Gi."""
     spec = {
         "containers": [
@@ -69,16 +121,8 @@ def test_pod_request_is_max_of_containers_sum_and_init_max() -> None:
             {"resources": {"requests": {"cpu": "200m", "memory": "2Gi"}}},
         ],
     }
-    resreq, init_resreq = pod_requests(spec, "ns/pod")
-    assert (resreq.milli_cpu, resreq.memory) == (800, 1.5 * GI)
-    assert (init_resreq.milli_cpu, init_resreq.memory) == (1000, 2 * GI)
-
-
-def test_pod_overhead_is_added_and_limits_default_requests() -> None:
-    """Limits stand in for missing requests; spec.overhead adds to both requests."""
-    spec = {"containers": [{"resources": {"limits": {"cpu": "1"}}}], "overhead": {"cpu": "250m"}}
-    resreq, init_resreq = pod_requests(spec, "ns/pod")
-    assert resreq.milli_cpu == init_resreq.milli_cpu == 1250
+    request = pod_requests(spec, "ns/pod")
+    assert (request.milli_cpu, request.memory) == (1000, 2 * GI)
 
 
 @pytest.mark.parametrize(
@@ -173,4 +217,29 @@ def test_to_quantities_leaves_out_unlimited_dimensions() -> None:
     assert Resource(inf, 4 * GI, {GPU: inf, "example.com/foo": 2000}).to_quantities() == {
         "memory": "4Gi",
         "example.com/foo": "2",
+    }
+
+
+def test_quota_names_are_not_resources() -> None:
+    """The minResources of a PodGroup made by Volcano's controller: its quota names are skipped, as
+    Volcano's NewResource skips them; extended, hugepages and attachable-volume names are resources."""
+    resource = Resource.from_list(
+        {
+            "cpu": "2",
+            "memory": "1Gi",
+            "pods": "2",
+            "requests.cpu": "2",
+            "limits.memory": "1Gi",
+            "count/pods": "2",
+            "requests.nvidia.com/gpu": "1",
+            "nvidia.com/gpu": "1",
+            "hugepages-2Mi": "4Mi",
+            "attachable-volumes-csi-x": "3",
+        }
+    )
+    assert (resource.milli_cpu, resource.memory, resource.max_task_num) == (2000, 2**30, 2)
+    assert resource.scalars == {
+        "nvidia.com/gpu": 1000,
+        "hugepages-2Mi": 4 * 2**20 * 1000,
+        "attachable-volumes-csi-x": 3000,
     }

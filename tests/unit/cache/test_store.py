@@ -244,6 +244,36 @@ def test_a_pod_change_the_scheduler_does_not_read_keeps_the_parsed_pod(store: St
     assert again is not parsed and again is not None and again.task.node_name == "n1"
 
 
+def test_the_scheduled_condition_survives_the_trim(store: Store) -> None:
+    """When PodScheduled turned True is kept (cdp's cooldown counts from it); PodScheduled=False is not."""
+    running = pod("p", rv=10, phase="Running", node="n1")
+    running["status"]["conditions"] = [
+        {"type": "Ready", "status": "True", "lastTransitionTime": "2024-01-01T00:00:09Z"},
+        {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2024-01-01T00:00:05Z", "message": "m"},
+    ]
+    store.apply_event(PODS, "ADDED", running)
+    parsed = store.pod("ns/p")
+    assert parsed is not None and parsed.task.scheduled_at == 1704067205.0
+    raw = store.records[PODS.name]["ns/p"].raw
+    assert raw is not None and raw["status"] == {
+        "phase": "Running",
+        "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2024-01-01T00:00:05Z"}],
+    }
+
+
+def test_a_sidecars_restart_policy_survives_the_trim(store: Store) -> None:
+    """A sidecar (init container with restartPolicy Always) runs beside the containers: 1 + 1 CPU, and the 2-CPU
+    init container after it needs 2 + 1, so the pod requests 3 (docs/semantics.md, "Pod requests")."""
+    raw = pod("p", rv=10)
+    raw["spec"]["initContainers"] = [
+        {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}, "env": []},
+        {"name": "setup", "resources": {"requests": {"cpu": "2"}}},
+    ]
+    store.apply_event(PODS, "ADDED", raw)
+    parsed = store.pod("ns/p")
+    assert parsed is not None and parsed.task.resreq.milli_cpu == 3000
+
+
 def test_the_generation_moves_only_when_something_a_cycle_reads_changes(store: Store) -> None:
     """Heartbeats and condition writes leave the generation alone; specs, phases and overlays move it."""
     store.apply_event(PODS, "ADDED", pod("p", rv=10))

@@ -71,11 +71,10 @@ configurations:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        pytest.param('actions: "enqueue, shuffle"', "action 'shuffle' is unknown", id="unknown-action"),
         pytest.param(
-            'actions: "allocate"\ntiers:\n- plugins:\n  - name: magic',
-            "plugin 'magic' is unknown",
-            id="unknown-plugin",
+            'actions: "allocate"\ntiers:\n- plugins:\n  - name: drf\n    enableHierarchy: true\n  - name: proportion',
+            "tiers\\[0\\]: proportion and drf with hierarchy enabled conflict",
+            id="hierarchical-drf-beside-proportion",
         ),
         pytest.param("tiers: []", "key actions: Field required", id="missing-actions"),
         pytest.param("actions: [", "not valid YAML", id="bad-yaml"),
@@ -101,6 +100,59 @@ def test_errors_name_source_and_culprit(text: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message) as info:
         parse(text)
     assert str(info.value).startswith("test.conf")
+
+
+def test_unknown_actions_and_plugins_are_skipped_and_listed() -> None:
+    """Names the registry lacks do not refuse the file (a change made on purpose: Volcano logs a plugin it
+    has no builder for and runs the rest); they are left out and listed once each, in written order."""
+    conf = parse(
+        """
+actions: "enqueue, juggle, allocate, dance"
+tiers:
+- plugins:
+  - name: priority
+  - name: magic
+    arguments: {magic.weight: abc}
+- plugins:
+  - name: magic
+  - name: gang
+configurations:
+- name: juggle
+  arguments: {anything: 1}
+"""
+    )
+    assert conf.actions == ("enqueue", "allocate")
+    assert [[option.name for option in tier] for tier in conf.tiers] == [["priority"], ["gang"]]
+    assert conf.unsupported == (("action", "juggle"), ("action", "dance"), ("plugin", "magic"))
+    assert "juggle" not in conf.action_args
+    assert conf.unsupported_messages("test.conf") == [
+        "test.conf: action 'juggle' is not supported by py-volcano; it is skipped and the rest runs",
+        "test.conf: action 'dance' is not supported by py-volcano; it is skipped and the rest runs",
+        "test.conf: plugin 'magic' is not supported by py-volcano; it is skipped and the rest runs",
+    ]
+
+
+def test_a_configuration_naming_an_unknown_plugin_still_schedules() -> None:
+    """The rest of the configuration runs: the pod binds."""
+    conf = parse('actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: gang\n  - name: wizard')
+    result = run_cycle(cluster(node(name="n"), pod(name="p")), conf, REGISTRY)
+    assert [(task.key, node_name) for task, node_name in result.binds] == [("default/p", "n")]
+
+
+def test_hierarchical_drf_in_another_tier_than_proportion_is_accepted() -> None:
+    """Volcano refuses the pair only inside one tier."""
+    registry = Registry(plugins=PLUGINS, actions=ACTIONS)
+    text = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: drf\n    enableHierarchy: true\n'
+    text += "- plugins:\n  - name: proportion"
+    conf = parse_conf(text, registry)
+    assert [option.name for tier in conf.tiers for option in tier] == ["drf", "proportion"]
+
+
+def test_namespace_order_is_accepted_and_said_to_have_no_effect() -> None:
+    """Volcano v1.8 removed namespace fair share: the switch is read by nothing, which the load says."""
+    with pytest.warns(UserWarning, match="enableNamespaceOrder has no effect"):
+        conf = parse('actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n    enableNamespaceOrder: true')
+    assert conf.tiers[0][0].switches == {"namespace_order": True}
 
 
 def test_unknown_plugin_key_warns() -> None:

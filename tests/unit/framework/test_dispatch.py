@@ -71,3 +71,26 @@ def test_first_nonzero_orders_by_first_deciding_plugin() -> None:
     tiers = [[lambda l, r: 0, lambda l, r: 1], [lambda l, r: -1]]
     assert dispatch.first_nonzero(tiers, 1, 2) == 1
     assert dispatch.first_nonzero([[lambda l, r: 0]], 1, 2) == 0
+
+
+@pytest.mark.parametrize(
+    ("tiers", "expected"),
+    [
+        pytest.param([[lambda j: Vote.PERMIT], [lambda j: Vote.REJECT]], None, id="accepted-names-nobody"),
+        pytest.param([[lambda j: Vote.ABSTAIN, lambda j: Vote.REJECT]], (0, 1), id="second-of-first-tier"),
+        pytest.param([[lambda j: Vote.ABSTAIN], [lambda j: Vote.REJECT, lambda j: Vote.REJECT]], (1, 0), id="first"),
+    ],
+)
+def test_tiered_veto_says_which_plugin_refused(
+    tiers: list[list[Callable[[object], Vote]]], expected: tuple[int, int] | None
+) -> None:
+    """The refusing function's place (tier, index), so the session can name its plugin."""
+    assert dispatch.tiered_veto(tiers, object()) == expected
+
+
+def test_first_false_and_first_true_name_the_deciding_function() -> None:
+    """`all_pass` fails, and `any_true` holds, at the place these return."""
+    tiers: list[list[Callable[[object], bool]]] = [[lambda j: True], [lambda j: True, lambda j: False]]
+    assert dispatch.first_false(tiers, object()) == (1, 1)
+    assert dispatch.first_true(tiers, object()) == (0, 0)
+    assert dispatch.first_true([[lambda j: False]], object()) is None

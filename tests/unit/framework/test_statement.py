@@ -108,3 +108,22 @@ def test_evicting_the_nodes_own_copy_keeps_the_node_right() -> None:
     assert ssn.nodes["n1"].releasing.milli_cpu == 2000 and ssn.nodes["n1"].used.milli_cpu == 4000
     stmt.discard()
     assert state(ssn)[:2] == before[:2]
+
+
+def test_merge_moves_operations_so_one_discard_undoes_them_all() -> None:
+    """merge appends the other statement's operations and empties it (Volcano's Merge): the merged operations
+    are then committed or discarded with the statement's own."""
+    ssn = session()
+    before = state(ssn)
+    victim = tasks(ssn, "run")[0]
+    new0, new1 = tasks(ssn, "new")
+    job_stmt, node_stmt = Statement(ssn), Statement(ssn)
+    job_stmt.allocate(new1, "n2")
+    node_stmt.evict(victim, "preempt")
+    node_stmt.pipeline(new0, "n1")
+    job_stmt.merge(node_stmt)
+    assert node_stmt.operations == []
+    assert [(op.kind.value, op.task.name) for op in job_stmt.operations] == [
+        ("allocate", "new-1"), ("evict", "run-0"), ("pipeline", "new-0")]
+    job_stmt.discard()
+    assert state(ssn)[:2] == before[:2]
