@@ -85,9 +85,24 @@ class ClusterInfo:
             info.queues[QueueID(DEFAULT_QUEUE)] = QueueInfo(name=DEFAULT_QUEUE)
         for spec in pod_groups:
             info._add_job(spec)
+        foreign: set[JobID] = set()
         for parsed in pods:
             info._add_pod(parsed, scheduler_name, shadow_phases or {}, invalid_pod_groups or {})
+            if parsed.group and parsed.scheduler_name != scheduler_name:
+                foreign.add(JobID(f"{parsed.task.namespace}/{parsed.group}"))
+        info._drop_foreign_jobs(foreign)
         return info
+
+    def _drop_foreign_jobs(self, referenced: set[JobID]) -> None:
+        """Leave out the PodGroups whose every pod belongs to another scheduler: they are its jobs.
+
+        Volcano takes up every PodGroup whatever its pods' scheduler; beside another scheduler that
+        makes both write the same status (docs/semantics.md, "Deliberate differences from Volcano").
+        """
+        for uid in referenced:
+            job = self.jobs.get(uid)
+            if job is not None and not job.tasks:
+                del self.jobs[uid]
 
     def _job_priority(self, class_name: str) -> int:
         if class_name:

@@ -129,6 +129,23 @@ def test_snapshot_links_pods_to_groups_and_warns_about_missing_ones() -> None:
     assert snapshot.nodes["n"].used.milli_cpu == 1000
 
 
+def test_a_pod_group_whose_pods_all_belong_to_another_scheduler_is_not_a_job() -> None:
+    """Beside Volcano, its PodGroups are its jobs: left out, their pods still use their nodes."""
+    snapshot = cluster(
+        node(name="n"),
+        pod_group(name="theirs"),
+        pod_group(name="mixed"),
+        pod_group(name="empty"),
+        pod(name="theirs-0", group="theirs", node_name="n", scheduler="volcano"),
+        pod(name="theirs-1", group="theirs", scheduler="volcano"),
+        pod(name="mixed-0", group="mixed", scheduler="volcano"),
+        pod(name="mixed-1", group="mixed"),
+    )
+    assert sorted(snapshot.jobs) == ["default/empty", "default/mixed"]
+    assert [t.name for t in snapshot.jobs[JobID("default/mixed")].tasks.values()] == ["mixed-1"]
+    assert snapshot.nodes["n"].used.milli_cpu == 1000
+
+
 @pytest.mark.parametrize(
     ("labels", "annotations", "expected"),
     [
