@@ -1,8 +1,9 @@
 """The PodGroup controller on a real API server, with the workload controllers making real pods: a Job
 asking for a gang that cannot fit binds no pod, one that fits is bound whole, a Deployment's pods share one
 PodGroup, an owner's annotation change reaches its PodGroup, a ReplicaSet scaled to 0 loses it; then the
-same scheduling and status with Volcano's own CRDs installed in place of ours (its PodGroup has no status
-subresource).
+same scheduling and status with CRDs shaped as Volcano's chart installs them: ours, whose fields are
+Volcano's, without the PodGroup status subresource, which Volcano's PodGroup CRD lacks (its files are not
+copied here: content of fetched repositories stays out of this one).
 
 One `py-volcano run` (controller on, as by default) serves the tests that use our CRDs; the test with
 Volcano's CRDs starts its own after swapping them in, and puts ours back afterwards.
@@ -23,7 +24,6 @@ from e2e.harness import CRD_DIR, Nodes, Rest, Scheduler, create_namespace, delet
 
 pytest_plugins = ["e2e.fixtures"]
 
-VOLCANO_CRDS = Path(__file__).resolve().parent / "data" / "volcano-crds"
 GROUP_NAME = "scheduling.k8s.io/group-name"
 MIN_MEMBER = "scheduling.volcano.sh/group-min-member"
 DISCOVERY = "/apis/scheduling.volcano.sh/v1beta1"
@@ -253,11 +253,15 @@ def served(rest: Rest) -> set[str]:
     return {item["name"] for item in rest.ok("GET", DISCOVERY)["resources"]}
 
 
-def install_crd_specs(rest: Rest, directory: Path) -> None:
-    """Give the Queue and PodGroup CRDs the specs of `directory`'s files (their metadata stays)."""
+def install_crd_specs(rest: Rest, directory: Path, *, podgroup_status: bool = True) -> None:
+    """Give the Queue and PodGroup CRDs the specs of `directory`'s files (their metadata stays); without
+    `podgroup_status`, the PodGroup CRD serves no status subresource, as Volcano's does not."""
     for path in sorted(directory.glob("*.yaml")):
         wanted = yaml.safe_load(path.read_text())
         name = wanted["metadata"]["name"]
+        if not podgroup_status and wanted["spec"]["names"]["kind"] == "PodGroup":
+            for version in wanted["spec"]["versions"]:
+                version.get("subresources", {}).pop("status", None)
         crd = rest.get("CustomResourceDefinition", name)
         assert crd is not None, name
         crd["spec"] = wanted["spec"]
@@ -266,8 +270,8 @@ def install_crd_specs(rest: Rest, directory: Path) -> None:
 
 @pytest.fixture
 def volcano_crds(rest: Rest) -> Iterator[None]:
-    """Volcano's Queue and PodGroup CRDs in place of ours for one test; ours again afterwards."""
-    install_crd_specs(rest, VOLCANO_CRDS)
+    """The Queue and PodGroup CRDs as Volcano's chart installs them for one test; ours again afterwards."""
+    install_crd_specs(rest, CRD_DIR, podgroup_status=False)
     wait_for("Volcano's PodGroup CRD served", lambda: "podgroups/status" not in served(rest))
     try:
         yield

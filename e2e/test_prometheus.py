@@ -1,5 +1,6 @@
 """A real Prometheus scrapes a running py-volcano; every query of our Grafana dashboard and of Volcano's
-two scheduler dashboards (e2e/volcano_dashboards.yaml) returns data, and the queue figures Prometheus
+two scheduler dashboards (read from a Volcano checkout named by VOLCANO_SOURCE: opt-in, see
+e2e/volcano_dashboards.py) returns data, and the queue figures Prometheus
 holds are the scheduler's.
 
 The known workload, on two kwok nodes of 8 CPUs, 16 GiB and 4 GPUs each:
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from e2e.harness import (
     Nodes,
@@ -38,6 +39,8 @@ from e2e.harness import (
     wait_for,
 )
 from e2e.prometheus import Prometheus
+from e2e.test_chart import find_helm
+from e2e.volcano_dashboards import SKIP_REASON, volcano_dashboard_queries
 from py_volcano.api import (
     ClusterInfo,
     CycleResult,
@@ -54,7 +57,6 @@ pytest_plugins = ["e2e.fixtures"]
 
 REPO = Path(__file__).resolve().parent.parent
 OUR_DASHBOARD = REPO / "deploy" / "grafana" / "py-volcano-dashboard.json"
-VOLCANO_DASHBOARDS = Path(__file__).resolve().parent / "volcano_dashboards.yaml"
 GPU = "nvidia.com/gpu"
 GI = 2**30
 MI = 2**20
@@ -79,13 +81,9 @@ def _our_queries() -> list[Query]:
 
 
 def _volcano_queries() -> list[Query]:
-    data = yaml.safe_load(VOLCANO_DASHBOARDS.read_text())
-    return [
-        Query(board["title"], panel["title"], expr)
-        for board in data["dashboards"]
-        for panel in board["panels"]
-        for expr in panel["exprs"]
-    ]
+    helm = find_helm()
+    found = volcano_dashboard_queries(helm) if helm else None
+    return [Query(*query) for query in found or []]
 
 
 QUERIES = _our_queries() + _volcano_queries()
@@ -180,6 +178,14 @@ def test_every_dashboard_query_returns_data(run: Run, query: Query) -> None:
     assert result, f"no data for {query.dashboard} / {query.panel}: {query.expr}"
     values = [float(sample["value"][1]) for sample in result]
     assert all(math.isfinite(value) for value in values), (query.expr, result)
+
+
+def test_volcanos_dashboards_were_read() -> None:
+    """Volcano's two scheduler dashboards are among the queries when a Volcano checkout is given."""
+    if not os.environ.get("VOLCANO_SOURCE"):
+        pytest.skip(SKIP_REASON)
+    boards = {query.dashboard for query in QUERIES}
+    assert {"Volcano Scheduler Internal Metrics", "Volcano Queue Metrics"} <= boards
 
 
 def cluster_as_listed(rest: Rest, scheduler: str) -> ClusterInfo:

@@ -1,0 +1,56 @@
+"""Random small clusters (e2e/parity/generator.py), played by vc-scheduler and by py-volcano: decisions agree.
+
+Opt-in, not part of CI: skipped unless `VOLCANO_SCHEDULER` names a vc-scheduler (docs/parity.md).
+`PARITY_EXAMPLES` sets how many clusters are drawn (default 20); each divergent one is saved as a
+scenario YAML under `PARITY_DIVERGENCE_DIR` (default /tmp/parity-divergences) with both outcomes in its
+description, and the test fails listing them all (no shrinking: a case takes tens of seconds).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, Phase, given, settings
+
+from e2e.parity.generator import clusters
+from e2e.parity.volcano import Comparison, Parity, skip_without_volcano
+from py_volcano.simulation.scenario import Scenario
+
+pytest_plugins = ["e2e.fixtures"]
+pytestmark = skip_without_volcano()
+
+
+def _save(case: dict[str, Any], comparison: Comparison, folder: Path) -> Path:
+    """Write the divergent case as a scenario, both outcomes in its description."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{case['name']}.yaml"
+    saved = {**case, "description": f"{case['description']}\n{comparison.report()}"}
+    path.write_text(yaml.safe_dump(saved, sort_keys=False))
+    return path
+
+
+def test_generated_clusters_match_volcano(parity: Parity) -> None:
+    """Over `PARITY_EXAMPLES` random clusters, vc-scheduler and py-volcano bind, evict and phase alike."""
+    folder = Path(os.environ.get("PARITY_DIVERGENCE_DIR", "/tmp/parity-divergences"))
+    compared: list[str] = []
+    divergent: list[str] = []
+
+    @settings(
+        max_examples=int(os.environ.get("PARITY_EXAMPLES", "20")),
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=clusters())
+    def play(case: dict[str, Any]) -> None:
+        comparison = parity.compare(Scenario.model_validate(case))
+        compared.append(case["name"])
+        if comparison.differences:
+            divergent.append(f"{_save(case, comparison, folder)}: {comparison.differences}")
+
+    play()
+    assert not divergent, f"{len(divergent)} of {len(compared)} clusters differ:\n" + "\n".join(divergent)

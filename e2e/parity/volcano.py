@@ -1,0 +1,260 @@
+"""The two runs of one cluster, vc-scheduler's and py-volcano's, on the same API server, and what each decided.
+
+Both runs reuse the scenario harness (e2e/test_scenarios.py `ScenarioRun`): fresh namespaces and a
+scheduler name of its own per run, the cluster cleaned in between. vc-scheduler gets the PodGroups
+Volcano's podgroup controller would make for bare pods (`podgroup-<pod uid>`, minMember 1, the queue of
+the pod's `scheduling.volcano.sh/queue-name` annotation, minResources the pod's requests) and runs the
+scenario's cycles: `--schedule-period` is longer than a cycle's binds take, and the process is killed once
+its klog shows the last cycle ended and its binds and evictions had time to land.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from e2e.controlplane import free_port
+from e2e.harness import ARTIFACTS, Rest, token, wait_for
+from e2e.test_scenarios import SYSTEM_NAMESPACES, ScenarioRun
+from py_volcano.api import MEMORY
+from py_volcano.api.manifests import pod_requests
+from py_volcano.simulation.scenario import Scenario
+
+#: Environment variable naming the vc-scheduler binary; unset skips the parity suite.
+BINARY_ENV = "VOLCANO_SCHEDULER"
+
+#: Seconds between vc-scheduler cycles: longer than binds and evictions take to reach the API server.
+SCHEDULE_PERIOD = 3.0
+
+#: Seconds to wait after the last cycle ended before reading the outcome (binds are asynchronous).
+SETTLE = 1.5
+
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+
+
+def skip_without_volcano() -> pytest.MarkDecorator:
+    """Return the mark that skips a parity module, before any control plane starts, when no binary is named."""
+    reason = f"{BINARY_ENV} is unset: the parity suite needs a vc-scheduler (hack/build-volcano.sh)"
+    return pytest.mark.skipif(not os.environ.get(BINARY_ENV), reason=reason)
+
+
+def binary() -> str:
+    """Return the vc-scheduler path of `VOLCANO_SCHEDULER`; skip the calling test when it is unset."""
+    path = os.environ.get(BINARY_ENV, "")
+    if not path:
+        pytest.skip(f"{BINARY_ENV} is unset: the parity suite needs a vc-scheduler (hack/build-volcano.sh)")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"{BINARY_ENV}={path} is not an executable file", pytrace=False)
+    return path
+
+
+def install_volcano_crds(rest: Rest, vc_binary: str) -> None:
+    """Create the CRDs Volcano watches that ours lack (from `crds/` beside the binary, as the build writes)."""
+    for path in sorted((Path(vc_binary).resolve().parent / "crds").glob("*.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        status, answer = rest.request("POST", Rest.path("CustomResourceDefinition"), crd)
+        if status not in (201, 409):
+            pytest.fail(f"create CRD {path.name}: HTTP {status}: {answer}", pytrace=False)
+        name = crd["metadata"]["name"]
+
+        def established(name: str = name) -> bool:
+            conditions = ((rest.get("CustomResourceDefinition", name) or {}).get("status") or {}).get("conditions")
+            return any(c["type"] == "Established" and c["status"] == "True" for c in conditions or [])
+
+        wait_for(f"CRD {name} Established", established)
+
+
+@dataclass
+class Decisions:
+    """What one scheduler did to a cluster, in scenario keys (`ns/name`)."""
+
+    binds: dict[str, str] = field(default_factory=dict)
+    evictions: list[str] = field(default_factory=list)
+    phases: dict[str, str] = field(default_factory=dict)
+
+    def differences(self, other: Decisions) -> dict[str, list[str]]:
+        """Return, by kind (`bind`, `eviction`, `phase`), each key on which `self` and `other` disagree."""
+        found: dict[str, list[str]] = {}
+        for kind, mine, theirs in (
+            ("bind", self.binds, other.binds),
+            ("eviction", dict.fromkeys(self.evictions, "yes"), dict.fromkeys(other.evictions, "yes")),
+            ("phase", self.phases, other.phases),
+        ):
+            keys = sorted(k for k in mine.keys() | theirs.keys() if mine.get(k) != theirs.get(k))
+            if keys:
+                found[kind] = keys
+        return found
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the decisions as plain data (for reports and saved divergences)."""
+        return {"binds": dict(sorted(self.binds.items())), "evictions": self.evictions, "phases": self.phases}
+
+
+def read_decisions(run: ScenarioRun) -> Decisions:
+    """Read what the run's scheduler did from the API server: binds, evictions, declared PodGroups' phases."""
+    decisions = Decisions()
+    for obj in run.scenario.objects:
+        meta = obj["metadata"]
+        key = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+        namespace, _, name = run.names.key(key).partition("/")
+        if obj["kind"] == "Pod":
+            before = str((obj.get("spec") or {}).get("nodeName") or "")
+            now = run.rest.get("Pod", name, namespace)
+            if before and (now is None or now["metadata"].get("deletionTimestamp")):
+                decisions.evictions.append(key)
+            elif not before and now is not None and now["spec"].get("nodeName"):
+                decisions.binds[key] = str(now["spec"]["nodeName"])
+        elif obj["kind"] == "PodGroup":
+            written = (run.rest.get("PodGroup", name, namespace) or {}).get("status") or {}
+            decisions.phases[key] = str(written.get("phase") or "<none>")
+    return decisions
+
+
+def _quantities(spec: dict[str, Any], name: str) -> dict[str, str]:
+    """Return the pod's requests as quantities (Volcano's CalTaskRequests), for a PodGroup's minResources."""
+    request = pod_requests(spec, name)
+    return {
+        dim: str(int(request.get(dim))) if dim == MEMORY else f"{int(request.get(dim))}m" for dim in request.names()
+    }
+
+
+class VolcanoRun(ScenarioRun):
+    """A scenario applied to the API server and played by vc-scheduler."""
+
+    def __init__(self, control_plane: Any, rest: Rest, scenario: Scenario, workdir: Path, vc_binary: str) -> None:
+        super().__init__(control_plane, rest, scenario, workdir)
+        self.vc_binary = vc_binary
+        self.log_path = ARTIFACTS / f"{token('vc-' + scenario.name[:40])}.log"
+
+    def _create(self, obj: dict[str, Any]) -> float:
+        """Create the object; a pod with no PodGroup gets the one Volcano's podgroup controller would make."""
+        stamp = super()._create(obj)
+        meta = obj["metadata"]
+        if obj["kind"] == "Pod" and GROUP_ANNOTATION not in (meta.get("annotations") or {}):
+            self._own_group(meta["namespace"], meta["name"])
+        return stamp
+
+    def _own_group(self, namespace: str, name: str) -> None:
+        pod = self.rest.get("Pod", name, namespace) or {}
+        group = f"podgroup-{pod['metadata']['uid']}"
+        annotations = pod["metadata"].get("annotations") or {}
+        spec: dict[str, Any] = {"minMember": 1, "minResources": _quantities(pod["spec"], name)}
+        if pod["spec"].get("priorityClassName"):
+            spec["priorityClassName"] = pod["spec"]["priorityClassName"]
+        if annotations.get(QUEUE_ANNOTATION):
+            spec["queue"] = annotations[QUEUE_ANNOTATION]
+        owner = {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": pod["metadata"]["uid"], "controller": True}
+        body = {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": group, "namespace": namespace, "ownerReferences": [owner]},
+            "spec": spec,
+            "status": {"phase": "Pending"},
+        }
+        self.rest.create(body)
+        if namespace in SYSTEM_NAMESPACES:
+            self.system_objects.append(("PodGroup", group, namespace))
+        patch = {"metadata": {"annotations": {GROUP_ANNOTATION: group}}}
+        path = Rest.path("Pod", namespace, name)
+        self.rest.ok("PATCH", path, patch, content_type="application/merge-patch+json")
+
+    def play(self) -> None:
+        """Run vc-scheduler for the scenario's cycles, then stop it."""
+        args = [
+            self.vc_binary,
+            f"--kubeconfig={self.control_plane.kubeconfig}",
+            f"--scheduler-name={self.scheduler}",
+            f"--schedule-period={SCHEDULE_PERIOD}s",
+            "--leader-elect=false",
+            f"--listen-address=127.0.0.1:{free_port()}",
+            f"--healthz-address=127.0.0.1:{free_port()}",
+            "--cache-dumper=false",
+            "-v=4",
+        ]
+        if self.scenario.scheduler_config is not None:
+            conf = self.workdir / f"{self.scheduler}.conf"
+            conf.write_text(self.scenario.scheduler_config)
+            args.append(f"--scheduler-conf={conf}")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        with open(self.log_path, "wb") as out:
+            proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            wait_for(
+                f"{self.scenario.cycles} vc-scheduler cycles ({self.log_path})",
+                lambda: self._cycles_ended() >= self.scenario.cycles or proc.poll() is not None,
+                timeout=60 + self.scenario.cycles * SCHEDULE_PERIOD,
+            )
+            assert proc.poll() is None, f"vc-scheduler exited {proc.returncode}:\n{self.tail()}"
+            time.sleep(SETTLE)
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+
+    def _cycles_ended(self) -> int:
+        return self.log_path.read_text(errors="replace").count("End scheduling ...")
+
+    def tail(self, lines: int = 30) -> str:
+        """Return the last lines of vc-scheduler's log."""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+@dataclass
+class Comparison:
+    """One cluster's decisions by both schedulers."""
+
+    name: str
+    volcano: Decisions
+    py_volcano: Decisions
+
+    @property
+    def differences(self) -> dict[str, list[str]]:
+        """Keys on which the schedulers disagree, by kind; empty when they agree."""
+        return self.volcano.differences(self.py_volcano)
+
+    def report(self) -> str:
+        """Return a short text naming each difference and both outcomes."""
+        return yaml.safe_dump(
+            {
+                "case": self.name,
+                "differences": self.differences,
+                "volcano": self.volcano.as_dict(),
+                "py-volcano": self.py_volcano.as_dict(),
+            },
+            sort_keys=False,
+        )
+
+
+class Parity:
+    """Plays clusters with both schedulers, one after the other, on one API server."""
+
+    def __init__(self, control_plane: Any, rest: Rest, workdir: Path, vc_binary: str) -> None:
+        self.control_plane = control_plane
+        self.rest = rest
+        self.workdir = workdir
+        self.vc_binary = vc_binary
+
+    def compare(self, scenario: Scenario) -> Comparison:
+        """Play `scenario` with vc-scheduler, then with py-volcano; return both decisions."""
+        volcano_run = VolcanoRun(self.control_plane, self.rest, scenario, self.workdir, self.vc_binary)
+        try:
+            volcano_run.apply()
+            volcano_run.play()
+            volcano = read_decisions(volcano_run)
+        finally:
+            volcano_run.clean()
+        py_run = ScenarioRun(self.control_plane, self.rest, scenario, self.workdir)
+        try:
+            py_run.apply()
+            py_run.run()
+            py_volcano = read_decisions(py_run)
+        finally:
+            py_run.clean()
+        return Comparison(scenario.name, volcano, py_volcano)
