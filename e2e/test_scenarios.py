@@ -377,6 +377,9 @@ class ScenarioRun:
         # A scenario is the scheduler's alone, as in memory: no PodGroup controller turning its bare pods
         # into PodGroups (e2e/test_podgroup_controller.py tests the controller).
         args += ["--schedule-period=0.2", "--log-level=debug", "--no-podgroup-controller"]
+        # Cycles 0.2 s apart replay the scenario's cycles, as `simulate` runs them back to back: a job woken
+        # by a change is tried in the next one, not after a backoff longer than the whole run.
+        args += ["--pod-initial-backoff-seconds=0.01", "--pod-max-backoff-seconds=0.01"]
         if self.scenario.now is not None:
             args.append(f"--clock-start={self.scenario.now.isoformat()}")
         if self.scenario.scheduler_config is not None:

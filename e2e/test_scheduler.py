@@ -370,9 +370,13 @@ def test_a_broken_configuration_file_keeps_the_previous_configuration(
         rest.create(pod("p-1", namespace, scheduler=scheduler_name))
         wait_for("p-1 bound", lambda: rest.node_of(namespace, "p-1"))
 
-        _swap_conf(tmp_path, "actions: enqueue, allocate, no-such-action\ntiers: []\n")
+        broken = (
+            "actions: enqueue, allocate\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n"
+            "      binpack.weight: abc\n"
+        )
+        _swap_conf(tmp_path, broken)
         invalid = process.wait_event("scheduler_conf_invalid")
-        assert "no-such-action" in invalid["reason"]
+        assert "plugin binpack: argument binpack.weight: 'abc' is not an integer" in invalid["reason"]
         rest.create(pod("p-2", namespace, scheduler=scheduler_name))
         wait_for("p-2 bound under the previous configuration", lambda: rest.node_of(namespace, "p-2"))
 

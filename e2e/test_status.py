@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -292,8 +293,12 @@ def run_writer(
 
 
 def summary(calls: list[tuple[str, str, int | None, Any]]) -> list[tuple[str, str, int | None]]:
-    """(method, last path segments, status), sorted: what the writer sent and how it was answered."""
-    return sorted((method, "/".join(path.split("/")[-3:]), status) for method, path, status, _ in calls)
+    """(method, last path segments, status), sorted: what the writer sent and how it was answered; an
+    Event's generated name is cut to the object it regards (`.../events/gang-task-0`)."""
+    return sorted(
+        (method, re.sub(r"(/events/[^/]+?)\.[0-9a-f]+$", r"\1", "/".join(path.split("/")[-3:])), status)
+        for method, path, status, _ in calls
+    )
 
 
 @pytest.fixture
@@ -302,13 +307,16 @@ def cluster(kube: Any, namespace: str, queue: str) -> Cluster:
 
 
 def gang_cluster(cluster: Cluster) -> None:
-    """A gang of three 2-CPU pods that fits the queue but not the nodes, and a lone pod no node selects."""
+    """A gang of three 2-CPU pods that fits the queue but not the nodes, and a lone pod no node selects.
+
+    The gang's pods are named as Volcano's job controller names them (`<job>-<task>-<index>`), so they are
+    taken in index order (docs/semantics.md, "Ordering ties")."""
     cluster.node("n1", "3")
     cluster.node("n2", "3")
     cluster.node("n3", "1")
     cluster.pod_group("gang", 3)
     for i in range(3):
-        cluster.pod(f"gang-{i}", group="gang", cpu="2")
+        cluster.pod(f"gang-task-{i}", group="gang", cpu="2")
     cluster.pod("solo", node_selector={"disk": "ssd"})
 
 
@@ -322,12 +330,12 @@ def test_unschedulable_gang_writes_status_condition_and_events_once(
     ns = cluster.namespace
     # A condition someone else owns: the PodScheduled patch must keep it.
     cluster.core.patch_namespaced_pod_status(
-        "gang-0", ns, {"status": {"conditions": [{"type": "example.com/Gate", "status": "True"}]}}
+        "gang-task-0", ns, {"status": {"conditions": [{"type": "example.com/Gate", "status": "True"}]}}
     )
     result = cluster.cycle()
     assert result.pod_groups[JobID(f"{ns}/gang")].unschedulable == GANG_MESSAGE
     own = {key: message for key, message in result.unschedulable.items()}
-    assert set(own) == {f"{ns}/gang-2", f"{ns}/solo"}
+    assert set(own) == {f"{ns}/gang-task-2", f"{ns}/solo"}
 
     async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
         writer.submit(result)
@@ -335,7 +343,7 @@ def test_unschedulable_gang_writes_status_condition_and_events_once(
         sent = summary(api.take())
         assert sent == sorted(
             [("PATCH", "podgroups/gang/status", 200), ("PATCH", f"queues/{cluster.queue}/status", 200)]
-            + [("PATCH", f"pods/{pod}/status", 200) for pod in ("gang-0", "gang-1", "gang-2", "solo")]
+            + [("PATCH", f"pods/{pod}/status", 200) for pod in ("gang-task-0", "gang-task-1", "gang-task-2", "solo")]
             + [("POST", f"namespaces/{ns}/events", 201)] * 5
             # the annotations `py-volcano explain` and `queues` read: why the gang waits, the queue's figures
             + [("PATCH", f"{ns}/podgroups/gang", 200), ("PATCH", f"v1beta1/queues/{cluster.queue}", 200)]
@@ -376,9 +384,9 @@ def test_unschedulable_gang_writes_status_condition_and_events_once(
         "allocated": {"cpu": "0", "memory": "0"},
     }
     expected = {
-        "gang-0": GANG_MESSAGE,
-        "gang-1": GANG_MESSAGE,
-        "gang-2": own[f"{ns}/gang-2"],
+        "gang-task-0": GANG_MESSAGE,
+        "gang-task-1": GANG_MESSAGE,
+        "gang-task-2": own[f"{ns}/gang-task-2"],
         "solo": own[f"{ns}/solo"],
     }
     for pod, message in expected.items():
@@ -389,7 +397,7 @@ def test_unschedulable_gang_writes_status_condition_and_events_once(
             message,
         )
         assert condition["lastTransitionTime"] == T0_TEXT
-    assert cluster.conditions("gang-0")["example.com/Gate"]["status"] == "True"
+    assert cluster.conditions("gang-task-0")["example.com/Gate"]["status"] == "True"
 
     events = cluster.events()
     seen = sorted(
@@ -422,25 +430,27 @@ def test_a_new_message_rewrites_conditions_but_not_their_transition_time(
         for name, cpu in (("n1", "3"), ("n2", "3"), ("n3", "1")):
             cluster.node(name, cpu, taint={"key": "dedicated", "value": "gpu", "effect": "NoSchedule"})
         result = cluster.cycle()
-        assert set(result.unschedulable) == {f"{ns}/gang-0", f"{ns}/solo"}
+        assert set(result.unschedulable) == {f"{ns}/gang-task-0", f"{ns}/solo"}
         writer.submit(result)
         await writer.flush()
+        # The new failures repeat each object's FailedScheduling/Unschedulable: events of the same object,
+        # reason and action fold into one Event's series, as client-go's event recorder folds them.
         assert summary(api.take()) == sorted(
             [("PATCH", "podgroups/gang/status", 200), ("PATCH", f"{ns}/podgroups/gang", 200)]
-            + [("PATCH", f"pods/{pod}/status", 200) for pod in ("gang-0", "gang-1", "gang-2")]
-            + [("POST", f"namespaces/{ns}/events", 201)] * 4
+            + [("PATCH", f"pods/{pod}/status", 200) for pod in ("gang-task-0", "gang-task-1", "gang-task-2")]
+            + [("PATCH", f"{ns}/events/{name}", 200) for name in ("gang", "gang-task-0", "gang-task-1", "gang-task-2")]
         ), "neither the queue nor the lone pod changed, so they are not written (the gang's explanation did)"
 
     run_writer(control_plane, scenario, clock=clock)
 
     (condition,) = cluster.group_status("gang")["conditions"]
     assert (condition["message"], condition["lastTransitionTime"]) == (gang_message, T0_TEXT)
-    expected = {"gang-0": TAINTED_MESSAGE, "gang-1": gang_message, "gang-2": gang_message}
+    expected = {"gang-task-0": TAINTED_MESSAGE, "gang-task-1": gang_message, "gang-task-2": gang_message}
     for pod, message in expected.items():
         pod_condition = cluster.conditions(pod)["PodScheduled"]
         assert (pod_condition["message"], pod_condition["lastTransitionTime"]) == (message, T0_TEXT)
-    notes = [e["note"] for e in cluster.events() if e["regarding"]["name"] == "gang-2"]
-    assert sorted(notes) == sorted(["0/3 nodes are available: 3 Insufficient cpu", gang_message])
+    (event,) = [e for e in cluster.events() if e["regarding"]["name"] == "gang-task-2"]
+    assert (event["note"], event["series"]["count"]) == ("0/3 nodes are available: 3 Insufficient cpu", 2)
 
 
 def test_placed_gang_is_scheduled_then_running(control_plane: Any, cluster: Cluster) -> None:
@@ -627,7 +637,7 @@ def test_a_later_submit_supersedes_a_queued_write(control_plane: Any, cluster: C
         await writer.flush()
         patched = sorted(path.split("/")[-2] for method, path, _, _ in api.take() if method == "PATCH")
         # "podgroups" and "queues": the gang's explanation and the queue's figures (annotations on the objects)
-        expected = ["gang", cluster.queue, "gang-0", "gang-1", "gang-2", "solo", "podgroups", "queues"]
+        expected = ["gang", cluster.queue, "gang-task-0", "gang-task-1", "gang-task-2", "solo", "podgroups", "queues"]
         assert patched == sorted(expected)
 
     run_writer(control_plane, scenario)
@@ -635,7 +645,7 @@ def test_a_later_submit_supersedes_a_queued_write(control_plane: Any, cluster: C
         cluster.group_status("gang")["conditions"][0]["message"]
         == f"1/3 tasks unschedulable: {TAINTED_MESSAGE}"
     )
-    assert cluster.conditions("gang-0")["PodScheduled"]["message"] == TAINTED_MESSAGE
+    assert cluster.conditions("gang-task-0")["PodScheduled"]["message"] == TAINTED_MESSAGE
 
 
 def test_writes_in_flight_are_bounded(control_plane: Any, cluster: Cluster) -> None:

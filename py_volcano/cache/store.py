@@ -179,7 +179,7 @@ class Changes:
     """A Queue, PriorityClass or PodDisruptionBudget changed: any job may now be placed differently."""
     freed: bool = False
     """Resources may have been freed: a pod deleted, finished or releasing, a node added or changed, a
-    bind rolled back."""
+    bind rolled back, a PodGroup our cycle moved out of Inqueue (its enqueue reservation returned)."""
     placed: bool = False
     """A pod got a node: a possible victim for preempt and reclaim."""
     jobs: set[JobID] = field(default_factory=set)
@@ -462,6 +462,10 @@ class Store:
             record = groups.get(job_id)
             current = self.phases.get(job_id)
             if record is not None and isinstance(record.spec, PodGroupSpec) and record.spec.phase != phase != current:
+                if (current or record.spec.phase) is PodGroupPhase.INQUEUE:
+                    # Leaving Inqueue gives back the room enqueue reserved for the job's minResources:
+                    # a job enqueue refused for want of that room may fit now.
+                    self.changes.freed = True
                 self.phases[job_id] = phase
                 self.touch()
 

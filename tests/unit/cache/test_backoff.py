@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from py_volcano.api import JobID
+from py_volcano.api import JobID, PodGroupPhase
 from py_volcano.cache.backoff import Backoff
 from py_volcano.cache.store import NODES, POD_GROUPS, PODS, QUEUES, Changes, Store
 from tests.unit.cache.test_store import node, pod, pod_group
@@ -160,6 +160,32 @@ def test_a_pod_change_notes_what_it_could_help(store: Store, after: dict[str, st
     store.apply_event(PODS, "MODIFIED", pod("p", rv=3, node=node_name, **after))
     changes = store.take_changes()
     assert (changes.freed, changes.placed) == (freed, placed)
+
+
+@pytest.mark.parametrize(
+    ("seen", "decided", "freed"),
+    [
+        pytest.param("Inqueue", PodGroupPhase.RUNNING, True, id="inqueue-to-running-returns-the-reservation"),
+        pytest.param("Inqueue", PodGroupPhase.PENDING, True, id="inqueue-to-pending-returns-the-reservation"),
+        pytest.param("Pending", PodGroupPhase.INQUEUE, False, id="pending-to-inqueue-takes-room"),
+    ],
+)
+def test_a_phase_our_cycle_moves_out_of_inqueue_frees(
+    store: Store, seen: str, decided: PodGroupPhase, freed: bool
+) -> None:
+    """Enqueue reserves an Inqueue job's minResources in its queue; leaving Inqueue gives that room back."""
+    store.apply_event(
+        POD_GROUPS,
+        "ADDED",
+        {
+            "metadata": {"name": "g", "namespace": "ns", "resourceVersion": "2"},
+            "spec": {"minMember": 1, "queue": "default", "minResources": {"cpu": "2"}},
+            "status": {"phase": seen},
+        },
+    )
+    store.take_changes()
+    store.record_phases({JobID("ns/g"): (decided, False)})
+    assert store.take_changes().freed is freed
 
 
 def test_a_deleted_pod_frees(store: Store) -> None:
