@@ -3,7 +3,8 @@
 Opt-in, not part of CI: skipped unless `VOLCANO_SCHEDULER` names a vc-scheduler (docs/parity.md).
 `PARITY_EXAMPLES` sets how many clusters are drawn (default 20); each divergent one is saved as a
 scenario YAML under `PARITY_DIVERGENCE_DIR` (default /tmp/parity-divergences) with both outcomes in its
-description, and the test fails listing them all (no shrinking: a case takes tens of seconds).
+description; each case compared is a line of `compared.log` there. The test fails listing every
+divergent case (no shrinking: a case takes tens of seconds).
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ def test_generated_clusters_match_volcano(parity: Parity) -> None:
         compared.append(case["name"])
         if comparison.differences:
             divergent.append(f"{_save(case, comparison, folder)}: {comparison.differences}")
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "compared.log", "a") as log:
+            log.write(f"{case['name']} {sorted(comparison.differences) or 'same'}\n")
 
     play()
     assert not divergent, f"{len(divergent)} of {len(compared)} clusters differ:\n" + "\n".join(divergent)

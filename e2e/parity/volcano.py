@@ -40,24 +40,28 @@ GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 
 
+SKIP_REASON = (
+    f"{BINARY_ENV} is unset: the parity suite needs a vc-scheduler built from Volcano's source (docs/parity.md)"
+)
+
+
 def skip_without_volcano() -> pytest.MarkDecorator:
     """Return the mark that skips a parity module, before any control plane starts, when no binary is named."""
-    reason = f"{BINARY_ENV} is unset: the parity suite needs a vc-scheduler (hack/build-volcano.sh)"
-    return pytest.mark.skipif(not os.environ.get(BINARY_ENV), reason=reason)
+    return pytest.mark.skipif(not os.environ.get(BINARY_ENV), reason=SKIP_REASON)
 
 
 def binary() -> str:
     """Return the vc-scheduler path of `VOLCANO_SCHEDULER`; skip the calling test when it is unset."""
     path = os.environ.get(BINARY_ENV, "")
     if not path:
-        pytest.skip(f"{BINARY_ENV} is unset: the parity suite needs a vc-scheduler (hack/build-volcano.sh)")
+        pytest.skip(SKIP_REASON)
     if not os.access(path, os.X_OK):
         pytest.fail(f"{BINARY_ENV}={path} is not an executable file", pytrace=False)
     return path
 
 
 def install_volcano_crds(rest: Rest, vc_binary: str) -> None:
-    """Create the CRDs Volcano watches that ours lack (from `crds/` beside the binary, as the build writes)."""
+    """Create the CRDs Volcano watches that ours lack (from `crds/` beside the binary, docs/parity.md)."""
     for path in sorted((Path(vc_binary).resolve().parent / "crds").glob("*.yaml")):
         crd = yaml.safe_load(path.read_text())
         status, answer = rest.request("POST", Rest.path("CustomResourceDefinition"), crd)
@@ -70,6 +74,24 @@ def install_volcano_crds(rest: Rest, vc_binary: str) -> None:
             return any(c["type"] == "Established" and c["status"] == "True" for c in conditions or [])
 
         wait_for(f"CRD {name} Established", established)
+
+
+PODGROUP_CRD = "podgroups.scheduling.volcano.sh"
+
+
+def podgroup_status_subresource(rest: Rest, *, enabled: bool) -> None:
+    """Serve PodGroup status as a subresource (py-volcano's CRD) or as part of the object (Volcano's).
+
+    vc-scheduler writes a PodGroup's status with a plain update, which a status subresource would drop.
+    """
+    crd = rest.get("CustomResourceDefinition", PODGROUP_CRD) or {}
+    wanted: dict[str, Any] = {"status": {}} if enabled else {}
+    if all(version.get("subresources", {}) == wanted for version in crd["spec"]["versions"]):
+        return
+    for version in crd["spec"]["versions"]:
+        version["subresources"] = wanted
+    rest.ok("PUT", Rest.path("CustomResourceDefinition", name=PODGROUP_CRD), crd)
+    time.sleep(SETTLE)  # the API server rebuilds the PodGroup handler asynchronously
 
 
 @dataclass
@@ -135,7 +157,13 @@ class VolcanoRun(ScenarioRun):
         self.log_path = ARTIFACTS / f"{token('vc-' + scenario.name[:40])}.log"
 
     def _create(self, obj: dict[str, Any]) -> float:
-        """Create the object; a pod with no PodGroup gets the one Volcano's podgroup controller would make."""
+        """Create the object as Volcano's controllers would leave it.
+
+        A Queue with no state is Open (the queue controller's doing); a pod with no PodGroup gets the one
+        the podgroup controller would make.
+        """
+        if obj["kind"] == "Queue" and not (obj.get("status") or {}).get("state"):
+            obj = {**obj, "status": {**(obj.get("status") or {}), "state": "Open"}}
         stamp = super()._create(obj)
         meta = obj["metadata"]
         if obj["kind"] == "Pod" and GROUP_ANNOTATION not in (meta.get("annotations") or {}):
@@ -166,8 +194,17 @@ class VolcanoRun(ScenarioRun):
         path = Rest.path("Pod", namespace, name)
         self.rest.ok("PATCH", path, patch, content_type="application/merge-patch+json")
 
+    def _system_queues(self) -> None:
+        """Create the `root` and `default` queues vc-scheduler would create, Open as the queue controller sets them."""
+        for name, reclaimable in (("root", False), ("default", True)):
+            if self.rest.get("Queue", name) is None:
+                spec = {"weight": 1, "reclaimable": reclaimable}
+                body = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}}
+                self.rest.create({**body, "spec": spec, "status": {"state": "Open"}})
+
     def play(self) -> None:
         """Run vc-scheduler for the scenario's cycles, then stop it."""
+        self._system_queues()
         args = [
             self.vc_binary,
             f"--kubeconfig={self.control_plane.kubeconfig}",
@@ -246,9 +283,11 @@ class Parity:
         volcano_run = VolcanoRun(self.control_plane, self.rest, scenario, self.workdir, self.vc_binary)
         try:
             volcano_run.apply()
+            podgroup_status_subresource(self.rest, enabled=False)
             volcano_run.play()
             volcano = read_decisions(volcano_run)
         finally:
+            podgroup_status_subresource(self.rest, enabled=True)
             volcano_run.clean()
         py_run = ScenarioRun(self.control_plane, self.rest, scenario, self.workdir)
         try:
