@@ -12,13 +12,9 @@ committed only when the job is then pipelined.
 
 from __future__ import annotations
 
-import time
-
-import structlog
-
 from py_volcano.actions.gangpreempt import GangEvictionArgs
 from py_volcano.actions.gangpreempt import bundles as bundling
-from py_volcano.actions.gangpreempt.action import eligible_job, select_bundles, starving_jobs
+from py_volcano.actions.gangpreempt.action import eligible_job, select_bundles, serve_starving_jobs
 from py_volcano.actions.gangpreempt.plan import gang_pending, plan_eviction
 from py_volcano.api import JobID, JobInfo, QueueInfo, Resource, TaskID, TaskInfo, TaskStatus
 from py_volcano.framework import EvictionContext, EvictionKind, Session, Statement
@@ -26,7 +22,6 @@ from py_volcano.framework import EvictionContext, EvictionKind, Session, Stateme
 __all__ = ["NAME", "GangReclaimAction", "new"]
 
 NAME = "gangreclaim"
-log = structlog.get_logger(__name__)
 
 
 class GangReclaimAction:
@@ -39,28 +34,7 @@ class GangReclaimAction:
 
     def execute(self, ssn: Session) -> None:
         """For each queue that is not overused, its starving jobs in order: plan, commit when pipelined."""
-        started = time.perf_counter()
-        evictions = len(ssn.evictions)
-        queues, jobs_by_queue = starving_jobs(ssn)
-        while not queues.empty():
-            queue = queues.pop()
-            if ssn.overused(queue):
-                continue
-            jobs = jobs_by_queue.get(queue.uid)
-            while jobs is not None and not jobs.empty():
-                job = jobs.pop()
-                stmt = self._reclaim_for(ssn, queue, job)
-                if stmt is not None and ssn.job_pipelined(job):
-                    stmt.commit()
-                elif stmt is not None:
-                    stmt.discard()
-        log.info(
-            "gangreclaim_done",
-            cycle=ssn.cycle,
-            action=NAME,
-            evictions=len(ssn.evictions) - evictions,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-        )
+        serve_starving_jobs(ssn, action=NAME, plan=self._reclaim_for, skip_queue=ssn.overused)
 
     def _reclaim_for(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> Statement | None:
         """The plan that gets the job pipelined by evicting other queues' ranked bundles, or None."""

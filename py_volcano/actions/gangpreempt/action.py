@@ -12,6 +12,7 @@ statement is committed only when the job is then pipelined.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
@@ -79,6 +80,39 @@ def starving_jobs(ssn: Session) -> tuple[PriorityQueue[QueueInfo], dict[QueueID,
     return queues, jobs
 
 
+def serve_starving_jobs(
+    ssn: Session,
+    *,
+    action: str,
+    plan: Callable[[Session, QueueInfo, JobInfo], Statement | None],
+    skip_queue: Callable[[QueueInfo], bool] = lambda queue: False,
+) -> None:
+    """For each queue (but those `skip_queue` names) its starving jobs in order: `plan` evictions for the
+    job, commit them when the job is then pipelined, discard them otherwise; log the action's summary."""
+    started = time.perf_counter()
+    evictions = len(ssn.evictions)
+    queues, jobs_by_queue = starving_jobs(ssn)
+    while not queues.empty():
+        queue = queues.pop()
+        if skip_queue(queue):
+            continue
+        jobs = jobs_by_queue.get(queue.uid)
+        while jobs is not None and not jobs.empty():
+            job = jobs.pop()
+            stmt = plan(ssn, queue, job)
+            if stmt is not None and ssn.job_pipelined(job):
+                stmt.commit()
+            elif stmt is not None:
+                stmt.discard()
+    log.info(
+        f"{action}_done",
+        cycle=ssn.cycle,
+        action=action,
+        evictions=len(ssn.evictions) - evictions,
+        duration_ms=round((time.perf_counter() - started) * 1000, 3),
+    )
+
+
 def select_bundles(
     ssn: Session, context: EvictionContext, candidates: dict[JobID, list[TaskInfo]], rank: bundling.Ranking
 ) -> list[bundling.Bundle]:
@@ -103,26 +137,7 @@ class GangPreemptAction:
 
     def execute(self, ssn: Session) -> None:
         """For each queue's starving jobs in order: plan, then commit when the job is pipelined."""
-        started = time.perf_counter()
-        evictions = len(ssn.evictions)
-        queues, jobs_by_queue = starving_jobs(ssn)
-        while not queues.empty():
-            queue = queues.pop()
-            jobs = jobs_by_queue.get(queue.uid)
-            while jobs is not None and not jobs.empty():
-                job = jobs.pop()
-                stmt = self._preempt_for(ssn, queue, job)
-                if stmt is not None and ssn.job_pipelined(job):
-                    stmt.commit()
-                elif stmt is not None:
-                    stmt.discard()
-        log.info(
-            "gangpreempt_done",
-            cycle=ssn.cycle,
-            action=NAME,
-            evictions=len(ssn.evictions) - evictions,
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
-        )
+        serve_starving_jobs(ssn, action=NAME, plan=self._preempt_for)
 
     def _preempt_for(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> Statement | None:
         """The plan that gets the job pipelined by evicting ranked bundles, or None."""
