@@ -59,6 +59,16 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
 
 
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
 def _positive(kind: type[int] | type[float]) -> Any:
     def parse(text: str) -> int | float:
         try:
@@ -111,8 +121,17 @@ def _add_run(commands: Any) -> None:
         metavar="SECONDS",
         type=_positive(float),
         default=1.0,
-        help="seconds between the starts of two scheduling cycles; a cycle is skipped when nothing it reads "
-        "changed (default: %(default)s)",
+        help="most seconds between the starts of two scheduling cycles; a cycle is skipped when nothing it "
+        "reads changed (default: %(default)s)",
+    )
+    run.add_argument(
+        "--min-cycle-gap",
+        metavar="SECONDS",
+        type=_non_negative_float,
+        default=0.1,
+        help="least seconds between the starts of two cycles: new pending work (an unbound pod, a changed "
+        "PodGroup) starts a cycle this soon after the last one began; at most --schedule-period "
+        "(default: %(default)s)",
     )
     run.add_argument(
         "--leader-elect",

@@ -57,7 +57,12 @@ class CycleSettings:
     """Only pods whose `spec.schedulerName` is this are scheduled; all pods count towards node usage."""
 
     schedule_period: float = 1.0
-    """Seconds between the starts of two cycles (a cycle longer than this is followed at once)."""
+    """Seconds between the starts of two cycles at most, while something is due (a cycle longer than this
+    is followed at once)."""
+
+    min_cycle_gap: float = 0.1
+    """Seconds between the starts of two cycles at least: new pending work (an unbound pod of ours, a
+    changed PodGroup) starts a cycle this soon after the last one began instead of at the next period."""
 
     scheduler_conf: Path | None = None
     """The `volcano-scheduler.conf` file, None for the packaged default; re-read when it changes."""
@@ -171,6 +176,7 @@ class Settings:
             cycle=CycleSettings(
                 scheduler_name=args.scheduler_name,
                 schedule_period=args.schedule_period,
+                min_cycle_gap=min(args.min_cycle_gap, args.schedule_period),
                 scheduler_conf=Path(args.scheduler_conf) if args.scheduler_conf else None,
                 cycles=args.cycles,
                 clock_start=args.clock_start,

@@ -224,6 +224,7 @@ class Store:
         self.shadow_phases: dict[JobID, PodGroupPhase] = {}
         self.changed = asyncio.Event()
         self.generation = 0
+        self.work_arrived = asyncio.Event()
         self.grouping: PodGrouping | None = None
         self.changes = Changes()
 
@@ -291,9 +292,12 @@ class Store:
                 changes.freed = True
             if now is not None and now.node_name and (was is None or not was.node_name):
                 changes.placed = True
+            if was is None and now is not None and not now.node_name and current.scheduler_name == self.scheduler_name:
+                self.work_arrived.set()
         elif kind is POD_GROUPS:
             if _fingerprint(previous) != _fingerprint(current):
                 changes.jobs.update(group.key for group in (previous, current) if group is not None)
+                self.work_arrived.set()
         elif kind is not QUEUES or _fingerprint(previous) != _fingerprint(current):
             changes.everything = True
         if len(changes.jobs) > _MAX_NOTED_JOBS:  # nobody took the changes for long (a standby): wake all
