@@ -8,13 +8,18 @@ control plane, printing the tables and one JSON object; or `python -m bench NAME
 2. a control plane with kwok nodes; at each node count (1,000 then 5,000; `--quick`: 1,000), `--repeat`
    times, interleaved: py-volcano `single` (10,000 one-pod jobs; quick 2,000), py-volcano `gang`
    (20 x 500; quick 4 x 500), kube-scheduler on the `single` workload, the bind ceiling;
-   the medians are reported; after the first node count's phases, the backlog phase (`bench.backlog`:
-   20,000 pods that never fit, then a stream of small pods; quick 5,000) gives `backlog_small_pod_p99_s`;
+   the null scheduler (`bench.null_scheduler`: binds each pod as soon as it is seen, on the same
+   workload); the medians are reported; after the first node count's phases, the backlog phase
+   (`bench.backlog`: 20,000 pods that never fit, then a stream of small pods; quick 5,000) gives
+   `backlog_small_pod_p99_s`; at the largest node count, the steady phases (`bench.steady`: 150 pods/s
+   for 60 s, quick 50 for 20 s) by py-volcano and by kube-scheduler;
 3. with `--profile`, one more py-volcano `single` phase at the largest node count under py-spy,
    summarised by part (its figures are not used: the profiler perturbs them);
 4. the restart at the largest node count (50,000 pods, 5,000 pending; quick 10,000 and 1,000).
 
 The headline keys are the figures at the largest node count. Every figure is measured in that run.
+`machine_reference_s` (10 million integer additions in a Python loop, timed at the start and at the end)
+says how fast this host was during the run; in-memory figures are also given normalised by it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import gc
 import importlib
 import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,12 +42,29 @@ from bench.cluster import BenchCluster, code_version, load_average, machine
 from bench.e2e import COLUMNS, Workload, print_restart, restart_phase, table_row, volcano_phase
 from bench.profile import PySpy, print_summary, summarise
 from bench.profile import main as profile_main
-from bench.report import median_of, print_table
-from bench.side_by_side import ceiling_phase, kube_scheduler_phase, ratios
+from bench.report import median_of, print_table, ratio
+from bench.side_by_side import ceiling_phase, kube_scheduler_phase, null_phase, ratios
+from bench.steady import steady_phase
 from py_volcano.logs import configure_logging
 
 RSS_LIMIT_MIB = 1536.0
+STEADY_COLUMNS = (
+    ("scheduler", "steady"),
+    ("rate_per_s", "rate/s"),
+    ("bound", "bound"),
+    ("p50_latency_s", "p50 s"),
+    ("p99_latency_s", "p99 s"),
+)
 REPO = Path(__file__).resolve().parent.parent
+
+
+def machine_reference() -> float:
+    """Return the seconds this host takes for a fixed pure-Python workload: 10 million integer additions."""
+    began = time.perf_counter()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return round(time.perf_counter() - began, 3)
 
 
 def measure_inmem(size: str) -> dict[str, Any]:
@@ -93,7 +116,13 @@ async def run_all(
         report["control_plane_start_s"] = round(await cluster.start(), 1)
         for count in workload.nodes:
             scaled = await cluster.scale_nodes(count)
-            runs: dict[str, list[dict[str, Any]]] = {"py-volcano": [], "gang": [], "kube-scheduler": [], "ceiling": []}
+            runs: dict[str, list[dict[str, Any]]] = {
+                "py-volcano": [],
+                "gang": [],
+                "kube-scheduler": [],
+                "ceiling": [],
+                "null": [],
+            }
             for _ in range(repeat):
                 phases = {
                     "py-volcano": volcano_phase(cluster, name="single", pods=workload.pods),
@@ -102,6 +131,7 @@ async def run_all(
                     ),
                     "kube-scheduler": kube_scheduler_phase(cluster, pods=workload.pods, qps=qps),
                     "ceiling": ceiling_phase(cluster, pods=workload.pods),
+                    "null": null_phase(cluster, pods=workload.pods),
                 }
                 for name, phase in phases.items():
                     runs[name].append(await attempt(f"{name} at {count} nodes", phase, errors))
@@ -110,16 +140,35 @@ async def run_all(
                 measured = [r for r in records if "error" not in r] or records
                 result[name] = median_of(measured) | {"all": records}
             result["ratios"] = ratios(result["py-volcano"], result["kube-scheduler"], result["ceiling"])
+            rates = (result["py-volcano"].get("pods_per_s"), result["null"].get("pods_per_s"))
+            result["ratios"]["e2e_over_null"] = ratio(*rates)
             result["ratios"]["gang_over_single"] = (
                 round(result["gang"]["pods_per_s"] / result["py-volcano"]["pods_per_s"], 3)
                 if result["gang"].get("pods_per_s") and result["py-volcano"].get("pods_per_s")
                 else None
             )
-            print_table([table_row(result[n]) for n in ("py-volcano", "gang", "kube-scheduler", "ceiling")], COLUMNS)
+            print_table(
+                [table_row(result[n]) for n in ("py-volcano", "gang", "kube-scheduler", "ceiling", "null")], COLUMNS
+            )
             for key, value in result["ratios"].items():
                 print(f"{key}: {value}")
             print(flush=True)
             report["by_nodes"][str(count)] = result
+            if count == max(workload.nodes):
+                report["steady"] = {
+                    who: await attempt(
+                        f"steady {who}",
+                        steady_phase(
+                            cluster, who=who, rate=workload.steady_rate, seconds=workload.steady_seconds, qps=qps
+                        ),
+                        errors,
+                    )
+                    for who in ("py-volcano", "kube-scheduler")
+                }
+                print_table(
+                    list(report["steady"].values()),
+                    STEADY_COLUMNS,
+                )
             if count == workload.nodes[0]:
                 report["backlog"] = await attempt("backlog", backlog_phase(cluster, backlog_load), errors)
                 print_backlog(report["backlog"])
@@ -151,6 +200,10 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
     largest = report["by_nodes"][str(max(workload.nodes))]
     single, gang = largest["py-volcano"], largest["gang"]
     kube, ceiling, restart = largest["kube-scheduler"], largest["ceiling"], report["restart"]
+    null, steady = largest.get("null") or {}, report.get("steady") or {}
+    steady_volcano, steady_kube = steady.get("py-volcano") or {}, steady.get("kube-scheduler") or {}
+    reference = report.get("machine_reference_s")
+    inmem_rate = report["inmem"].get("pods_per_s")
     rss_all = [
         r.get("rss_mib") for n in report["by_nodes"].values() for k in ("py-volcano", "gang") for r in n[k]["all"]
     ]
@@ -165,7 +218,16 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "e2e_p99_latency_s": single.get("p99_latency_s"),
         "e2e_bind_window_pods_per_s": single.get("bind_window_per_s"),
         "e2e_scheduler_bind_rate_per_s": (single.get("volcano") or {}).get("bind_rate_per_s"),
-        "inmem_pods_per_s_5k_nodes": report["inmem"].get("pods_per_s"),
+        "inmem_pods_per_s_5k_nodes": inmem_rate,
+        "inmem_pods_per_s_5k_nodes_normalised": round(inmem_rate * reference, 1) if inmem_rate and reference else None,
+        "machine_reference_s": reference,
+        "machine_reference_s_start": report.get("machine_reference_s_start"),
+        "machine_reference_s_end": report.get("machine_reference_s_end"),
+        "null_scheduler_pods_per_s": null.get("pods_per_s"),
+        "e2e_over_null": largest["ratios"].get("e2e_over_null"),
+        "steady_rate_pods_per_s": steady_volcano.get("rate_per_s"),
+        "steady_p99_s": steady_volcano.get("p99_latency_s"),
+        "kube_scheduler_steady_p99_s": steady_kube.get("p99_latency_s"),
         "first_bind_after_restart_s": restart.get("first_bind_s"),
         "rss_mib": rss,
         "rss_mib_restart": restart.get("rss_mib"),
@@ -177,7 +239,18 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "restart_pods": workload.restart_pods,
         "backlog_small_pod_p99_s": (report.get("backlog") or {}).get("p99_latency_s"),
     }
+    steady_met = (
+        None
+        if keys["steady_p99_s"] is None or keys["kube_scheduler_steady_p99_s"] is None
+        else keys["steady_p99_s"] <= keys["kube_scheduler_steady_p99_s"]
+    )
     keys["targets"] = {
+        "e2e >= 0.9 x null scheduler": _at_least(keys["e2e_over_null"], 0.9),
+        "e2e >= 1.5 x kube-scheduler": _at_least(keys["volcano_over_kube_scheduler"], 1.5),
+        "steady p99 <= kube-scheduler's": steady_met,
+        "in memory >= 15000 pods/s normalised at 5k nodes": _at_least(
+            keys["inmem_pods_per_s_5k_nodes_normalised"], 15000
+        ),
         "e2e >= 1000 pods/s": _at_least(keys["e2e_pods_per_s"], 1000),
         "e2e >= kube-scheduler": _at_least(keys["volcano_over_kube_scheduler"], 1.0),
         "gang within 20% of single": _at_least(keys["gang_over_single"], 0.8),
@@ -230,6 +303,7 @@ def main_all(argv: list[str]) -> dict[str, Any]:
         | {"repeat": args.repeat, "kube_scheduler_qps": args.kube_scheduler_qps, "lease_seconds": args.lease_seconds}
         | {"backlog": backlog_load.__dict__},
     }
+    report["machine_reference_s_start"] = machine_reference()
     report["inmem"] = measure_inmem(args.inmem_size)
     report |= asyncio.run(
         run_all(
@@ -242,6 +316,9 @@ def main_all(argv: list[str]) -> dict[str, Any]:
         )
     )
     report["load_average_end"] = load_average()
+    report["machine_reference_s_end"] = machine_reference()
+    references = (report["machine_reference_s_start"], report["machine_reference_s_end"])
+    report["machine_reference_s"] = round(sum(references) / 2, 3)
     report["code_end"] = code_version()
     full_size = max(workload.nodes) >= 5000 and workload.pods >= 10_000 and workload.restart_pods >= 50_000
     keys = headline(report, workload, full_size)

@@ -77,11 +77,22 @@ class Workload:
     gang_size: int = 500
     restart_pods: int = 50_000
     restart_pending: int = 5_000
+    steady_rate: float = 150.0
+    steady_seconds: float = 60.0
 
     @classmethod
     def quick(cls) -> Workload:
         """A variant that runs in a couple of minutes: 1,000 nodes, 2,000 pods."""
-        return cls(nodes=(1000,), pods=2000, gangs=4, gang_size=500, restart_pods=10_000, restart_pending=1000)
+        return cls(
+            nodes=(1000,),
+            pods=2000,
+            gangs=4,
+            gang_size=500,
+            restart_pods=10_000,
+            restart_pending=1000,
+            steady_rate=50.0,
+            steady_seconds=20.0,
+        )
 
 
 @contextlib.asynccontextmanager

@@ -26,19 +26,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import secrets
 import ssl
+import subprocess
+import sys
 import time
 import urllib.request
+from collections.abc import AsyncIterator
 from typing import Any
 
-from bench.cluster import BenchCluster, code_version, load_average, machine, memory_mib, pod_manifest
+from bench.cluster import BenchCluster, code_version, cpu_seconds, load_average, machine, memory_mib, pod_manifest
 from bench.e2e import COLUMNS, measure_phase, table_row, volcano_phase
 from bench.report import median_of, print_table, ratio
 from py_volcano.cache.client import ApiClient
 
-__all__ = ["ceiling_phase", "kube_scheduler_phase", "main", "ratios"]
+__all__ = ["ceiling_phase", "kube_scheduler_phase", "kube_scheduler_running", "main", "null_phase", "ratios"]
 
 #: py-volcano's default --bind-concurrency.
 BIND_CONCURRENCY = 32
@@ -64,17 +68,25 @@ def _ready(port: int) -> bool:
         return False
 
 
-async def kube_scheduler_phase(cluster: BenchCluster, *, pods: int, qps: int) -> dict[str, Any]:
-    """Schedule `pods` one-pod jobs with the upstream kube-scheduler; cleanup afterwards."""
+@contextlib.asynccontextmanager
+async def kube_scheduler_running(cluster: BenchCluster, *, qps: int) -> AsyncIterator[float]:
+    """Run the upstream kube-scheduler on the bench cluster; yield the seconds until its /readyz."""
     config = cluster.work_dir / "bench-kube-scheduler.yaml"
     config.write_text(kube_scheduler_config(qps))
     began = time.monotonic()
     await asyncio.to_thread(cluster.plane.start_kube_scheduler, config)
-    port = cluster.plane.ports["kube-scheduler"]
-    while not await asyncio.to_thread(_ready, port):  # informers synced
-        await asyncio.sleep(0.1)
-    ready_s = time.monotonic() - began
     try:
+        port = cluster.plane.ports["kube-scheduler"]
+        while not await asyncio.to_thread(_ready, port):  # informers synced
+            await asyncio.sleep(0.1)
+        yield time.monotonic() - began
+    finally:
+        await asyncio.to_thread(cluster.plane.stop_kube_scheduler)
+
+
+async def kube_scheduler_phase(cluster: BenchCluster, *, pods: int, qps: int) -> dict[str, Any]:
+    """Schedule `pods` one-pod jobs with the upstream kube-scheduler; cleanup afterwards."""
+    async with kube_scheduler_running(cluster, qps=qps) as ready_s:
         pid = cluster.plane.pids().get("kube-scheduler")
         figures, namespace = await measure_phase(
             cluster, name="kube-scheduler", scheduler="default-scheduler", pods=pods
@@ -83,8 +95,6 @@ async def kube_scheduler_phase(cluster: BenchCluster, *, pods: int, qps: int) ->
         figures["kube_scheduler_qps"] = qps or "stock"
         if pid is not None:
             figures["rss_mib"] = memory_mib(pid).get("VmHWM")
-    finally:
-        await asyncio.to_thread(cluster.plane.stop_kube_scheduler)
     await cluster.delete_namespace(namespace)
     return figures
 
@@ -134,6 +144,33 @@ async def ceiling_phase(cluster: BenchCluster, *, pods: int, concurrency: int = 
         "concurrency": concurrency,
         "load_average": load_before,
     }
+
+
+async def null_phase(cluster: BenchCluster, *, pods: int) -> dict[str, Any]:
+    """Schedule `pods` one-pod jobs with the null scheduler (`bench.null_scheduler`): the same creation and
+    watch as py-volcano's phase, binds sent as soon as each pod is seen."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bench.null_scheduler",
+        f"--kubeconfig={cluster.kubeconfig}",
+        "--scheduler-name=null-scheduler",
+        f"--concurrency={BIND_CONCURRENCY}",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), timeout=60.0)
+        if line.strip() != b"watching":
+            raise RuntimeError(f"null scheduler did not start: {line!r}")
+        figures, namespace = await measure_phase(cluster, name="null", scheduler="null-scheduler", pods=pods)
+        figures["cpu_s_null_scheduler"] = round(cpu_seconds(proc.pid), 2)
+    finally:
+        proc.kill()
+        await proc.wait()
+    await cluster.delete_namespace(namespace)
+    return figures
 
 
 def ratios(volcano: dict[str, Any], kube: dict[str, Any] | None, ceiling: dict[str, Any] | None) -> dict[str, Any]:
