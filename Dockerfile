@@ -12,12 +12,12 @@ ARG PIP_CERT=
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-# The dependencies come from pyproject.toml alone, so that a change of code reuses this layer.
-COPY pyproject.toml ./
+# The dependencies come from the lock alone (pinned, every file's sha256 checked: hack/lock.sh), so that
+# a change of code reuses this layer.
+COPY requirements.lock ./
 RUN python3 -m venv /opt/py-volcano \
- && python3 -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
-      > requirements.txt \
- && /opt/py-volcano/bin/pip install ${PIP_CERT:+--cert "$PIP_CERT"} --only-binary=:all: --requirement requirements.txt \
+ && /opt/py-volcano/bin/pip install ${PIP_CERT:+--cert "$PIP_CERT"} --only-binary=:all: --require-hashes \
+      --requirement requirements.lock \
  && site=$(/opt/py-volcano/bin/python -c "import sysconfig; print(sysconfig.get_path('purelib'))") \
  && rm -r "$site/kubernetes/aio" \
  && find "$site/numpy" -type d -name tests -prune -exec rm -r {} +
@@ -25,7 +25,7 @@ RUN python3 -m venv /opt/py-volcano \
 # kubeconfigs with kubernetes.config and talks to the API server through aiohttp), nor are NumPy's tests.
 # .dockerignore admits only pyproject.toml, README.md, LICENSE and py_volcano/.
 COPY . .
-RUN /opt/py-volcano/bin/pip install ${PIP_CERT:+--cert "$PIP_CERT"} --no-deps . \
+RUN /opt/py-volcano/bin/pip install --no-deps --no-build-isolation . \
  && /opt/py-volcano/bin/pip uninstall --yes pip setuptools
 
 # Runtime: the builder's virtualenv on the same base, run as an unprivileged user. Nothing is written

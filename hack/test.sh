@@ -11,8 +11,10 @@ python=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[dev]'
+# Dependencies from the lock (pinned, hash-checked: hack/lock.sh), then the project itself without
+# touching them, built by the locked setuptools.
+.venv/bin/python -m pip install --quiet --require-hashes -r requirements-dev.lock
+.venv/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
 
 if ! bash hack/build-control-plane.sh; then
   echo "error: the local Kubernetes control plane could not be built; e2e tests cannot run" >&2
