@@ -1,0 +1,142 @@
+"""Node shards on the API server: the poller that tells the store which nodes this instance owns, and the
+static sharding step that fills NodeShards from label selectors.
+
+With `--scheduler-sharding-mode=hard`, `NodeShardPoller` reads NodeShard `--scheduler-sharding-name`
+every `period` seconds and keeps its `spec.nodesDesired` in `Store.shard_nodes`; the session then masks
+every other node out of each placement (framework/session.py). Until the first answer, and while the
+NodeShard does not exist, the instance owns no node: it never binds outside a shard it has not read.
+A malformed NodeShard is logged with the field at fault and the nodes last read stay in force.
+
+`sync_node_shards` is the simplest policy of Volcano's sharding controller made static: each NodeShard
+gets the nodes that match its label selector, a node matching several selectors going to the first
+one given, so shards never overlap (`py-volcano shard`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+
+from py_volcano.aio import wait_or_stop
+from py_volcano.api import NODE_SHARD_PATH, parse_node_shard
+from py_volcano.cache.client import ApiClient, api_failure, status_message
+from py_volcano.cache.store import Store
+from py_volcano.errors import ApiError
+
+__all__ = ["NodeShardPoller", "assign_nodes", "sync_node_shards"]
+
+log = structlog.get_logger(__name__)
+
+_MERGE_PATCH = "application/merge-patch+json"
+_PAGE = "500"
+
+
+class NodeShardPoller:
+    """Keep `store.shard_nodes` equal to NodeShard `name`'s desired nodes (empty while it is missing)."""
+
+    def __init__(self, client: ApiClient, store: Store, *, name: str, period: float) -> None:
+        self.client = client
+        self.store = store
+        self.name = name
+        self.period = period
+        """Seconds between two reads of the NodeShard."""
+        if store.shard_nodes is None:
+            store.shard_nodes = frozenset()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Read the NodeShard every `period` seconds until `stop` is set; failures are logged, never raised."""
+        while not stop.is_set():
+            await self.poll()
+            if await wait_or_stop(stop, self.period):
+                return
+
+    async def poll(self) -> None:
+        """Read the NodeShard once and hand a change of its nodes to the store."""
+        try:
+            status, body = await self.client.request("GET", f"{NODE_SHARD_PATH}/{self.name}")
+        except ApiError as exc:
+            log.warning("node_shard_read_failed", node_shard=self.name, reason=str(exc))
+            return
+        if status == 404:
+            if self.store.shard_nodes:
+                log.error("node_shard_missing", node_shard=self.name, nodes_kept=0)
+            self._set(frozenset())
+            return
+        if status != 200 or not isinstance(body, dict):
+            log.warning("node_shard_read_failed", node_shard=self.name, status=status, reason=status_message(body))
+            return
+        try:
+            spec = parse_node_shard(body)
+        except ValueError as exc:
+            log.error("node_shard_invalid", node_shard=self.name, error=str(exc))
+            return
+        self._set(spec.nodes_desired)
+
+    def _set(self, nodes: frozenset[str]) -> None:
+        if nodes != self.store.shard_nodes:
+            log.info("node_shard_changed", node_shard=self.name, nodes=len(nodes))
+            self.store.shard_nodes = nodes
+            self.store.touch()
+
+
+def assign_nodes(shards: Sequence[str], matches: Sequence[Sequence[str]]) -> dict[str, list[str]]:
+    """Give each shard the nodes its selector matched (`matches[i]` for `shards[i]`), sorted; a node matched
+    by several goes to the first of them only."""
+    taken: set[str] = set()
+    assigned: dict[str, list[str]] = {}
+    for shard, nodes in zip(shards, matches, strict=True):
+        own = sorted(set(nodes) - taken)
+        taken.update(own)
+        assigned[shard] = own
+    return assigned
+
+
+async def sync_node_shards(client: ApiClient, selectors: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """Write each NodeShard's `spec.nodesDesired` from its label selector (`(name, selector)` pairs, in
+    priority order), creating missing NodeShards; return the nodes per shard. ApiError on a refused call."""
+    matches = [await _matching_nodes(client, selector) for _, selector in selectors]
+    assigned = assign_nodes([name for name, _ in selectors], matches)
+    for name, nodes in assigned.items():
+        await _write_shard(client, name, nodes)
+    return assigned
+
+
+async def _matching_nodes(client: ApiClient, selector: str) -> list[str]:
+    names: list[str] = []
+    params = {"labelSelector": selector, "limit": _PAGE}
+    while True:
+        status, body = await client.request("GET", "/api/v1/nodes", params=params)
+        if status != 200 or not isinstance(body, dict):
+            raise api_failure(ApiError, f"list nodes matching {selector!r}", status=status, body=body)
+        names.extend(item["metadata"]["name"] for item in body.get("items") or [])
+        token = (body.get("metadata") or {}).get("continue")
+        if not token:
+            return names
+        params = {**params, "continue": token}
+
+
+async def _write_shard(client: ApiClient, name: str, nodes: list[str]) -> None:
+    path = f"{NODE_SHARD_PATH}/{name}"
+    status, body = await client.request("GET", path)
+    if status == 404:
+        manifest: dict[str, Any] = {
+            "apiVersion": "shard.volcano.sh/v1alpha1",
+            "kind": "NodeShard",
+            "metadata": {"name": name},
+            "spec": {"nodesDesired": nodes},
+        }
+        status, body = await client.request("POST", NODE_SHARD_PATH, body=manifest)
+        if status not in (200, 201):
+            raise api_failure(ApiError, f"create NodeShard {name}", status=status, body=body)
+        return
+    if status != 200 or not isinstance(body, dict):
+        raise api_failure(ApiError, f"read NodeShard {name}", status=status, body=body)
+    if sorted((body.get("spec") or {}).get("nodesDesired") or []) == nodes:
+        return
+    patch = {"spec": {"nodesDesired": nodes}}
+    status, body = await client.request("PATCH", path, body=patch, content_type=_MERGE_PATCH)
+    if status != 200:
+        raise api_failure(ApiError, f"update NodeShard {name} spec.nodesDesired", status=status, body=body)

@@ -1,0 +1,161 @@
+"""Node shards against a fake API server: the poller keeps the store's shard, the static sync fills NodeShards
+from label selectors, and an optimistic bind another instance won (409) leaves the pod counted once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, cast
+
+import pytest
+
+from py_volcano.api import NODE_SHARD_PATH, TaskStatus
+from py_volcano.cache import ApiClient, Binder, NodeShardPoller, sync_node_shards
+from py_volcano.cache.shards import assign_nodes
+from py_volcano.cache.store import NODES, PODS, Store
+from py_volcano.errors import ApiError
+from tests.unit.cache.test_store import node, pod, reconcile
+
+
+class FakeApi:
+    """Answers `ApiClient.request` from a table of (method, path) -> [(status, body), ...] and records calls."""
+
+    def __init__(self, answers: Mapping[tuple[str, str], list[tuple[int, Any]]]) -> None:
+        self.answers = {key: list(value) for key, value in answers.items()}
+        self.calls: list[tuple[str, str, Any, Mapping[str, str] | None]] = []
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: object = None,
+        params: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[int, Any]:
+        self.calls.append((method, path, body, params))
+        queue = self.answers[(method, path)]
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+def client(answers: Mapping[tuple[str, str], list[tuple[int, Any]]]) -> tuple[FakeApi, ApiClient]:
+    fake = FakeApi(answers)
+    return fake, cast(ApiClient, fake)
+
+
+def shard_body(nodes: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "shard-a"}, "spec": {"nodesDesired": nodes}}
+
+
+@pytest.fixture
+def store() -> Store:
+    created = Store(scheduler_name="py-volcano", clock=lambda: 100.0)
+    for kind in (PODS, NODES):
+        reconcile(created, kind, [], version=1, started=100.0)
+    created.apply_event(NODES, "ADDED", node("n1", rv=2))
+    created.apply_event(NODES, "ADDED", node("n2", rv=3))
+    return created
+
+
+def test_poller_owns_no_node_before_reading_and_follows_the_node_shard(store: Store) -> None:
+    path = f"{NODE_SHARD_PATH}/shard-a"
+    answers = [(200, shard_body(["n1"])), (200, shard_body(["n1", 7])), (404, {}), (200, shard_body(["n2"]))]
+    _, api = client({("GET", path): answers})
+    poller = NodeShardPoller(api, store, name="shard-a", period=1.0)
+    assert store.shard_nodes == frozenset()
+    seen = []
+    for _ in answers:
+        asyncio.run(poller.poll())
+        seen.append(store.shard_nodes)
+    # a malformed NodeShard keeps the nodes last read; a missing one owns none
+    assert seen == [frozenset({"n1"}), frozenset({"n1"}), frozenset(), frozenset({"n2"})]
+    assert store.snapshot().shard_nodes == frozenset({"n2"})
+
+
+def test_poller_keeps_the_shard_when_the_api_server_does_not_answer(store: Store) -> None:
+    class Down(FakeApi):
+        async def request(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+            raise ApiError("no answer", status=None)
+
+    store.shard_nodes = frozenset({"n1"})
+    asyncio.run(NodeShardPoller(cast(ApiClient, Down({})), store, name="shard-a", period=1.0).poll())
+    assert store.shard_nodes == frozenset({"n1"})
+
+
+def test_without_sharding_the_snapshot_has_no_shard(store: Store) -> None:
+    assert store.snapshot().shard_nodes is None
+
+
+def test_a_node_matched_by_several_selectors_goes_to_the_first() -> None:
+    assigned = assign_nodes(["a", "b"], [["n2", "n1"], ["n1", "n3"]])
+    assert assigned == {"a": ["n1", "n2"], "b": ["n3"]}
+
+
+def test_sync_creates_missing_shards_and_patches_changed_ones() -> None:
+    def nodes(*names: str) -> tuple[int, Any]:
+        return 200, {"metadata": {}, "items": [{"metadata": {"name": name}} for name in names]}
+
+    fake, api = client(
+        {
+            ("GET", "/api/v1/nodes"): [nodes("n1", "n2"), nodes("n3")],
+            ("GET", f"{NODE_SHARD_PATH}/a"): [(404, {})],
+            ("POST", NODE_SHARD_PATH): [(201, {})],
+            ("GET", f"{NODE_SHARD_PATH}/b"): [(200, shard_body(["n1"]))],
+            ("PATCH", f"{NODE_SHARD_PATH}/b"): [(200, {})],
+        }
+    )
+    assigned = asyncio.run(sync_node_shards(api, [("a", "pool=a"), ("b", "pool=b")]))
+    assert assigned == {"a": ["n1", "n2"], "b": ["n3"]}
+    selectors = [params["labelSelector"] for method, _, _, params in fake.calls if params]
+    assert selectors == ["pool=a", "pool=b"]
+    writes = [(method, path, body) for method, path, body, _ in fake.calls if method != "GET"]
+    created = {"apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": "a"}}
+    assert writes == [
+        ("POST", NODE_SHARD_PATH, {**created, "spec": {"nodesDesired": ["n1", "n2"]}}),
+        ("PATCH", f"{NODE_SHARD_PATH}/b", {"spec": {"nodesDesired": ["n3"]}}),
+    ]
+
+
+def test_sync_leaves_an_unchanged_shard_alone_and_reports_a_refusal() -> None:
+    listing = (200, {"metadata": {}, "items": [{"metadata": {"name": "n1"}}]})
+    fake, api = client(
+        {("GET", "/api/v1/nodes"): [listing], ("GET", f"{NODE_SHARD_PATH}/a"): [(200, shard_body(["n1"]))]}
+    )
+    asyncio.run(sync_node_shards(api, [("a", "pool=a")]))
+    assert [method for method, *_ in fake.calls] == ["GET", "GET"]
+    _, bad = client({("GET", "/api/v1/nodes"): [(400, {"message": "unable to parse requirement"})]})
+    with pytest.raises(ApiError, match=r"list nodes matching 'pool=='.*HTTP 400.*unable to parse"):
+        asyncio.run(sync_node_shards(bad, [("a", "pool==")]))
+
+
+def placed(store: Store, key: str) -> list[tuple[str, TaskStatus]]:
+    """Where the snapshot holds pod `key`: (node, status) on every node that accounts it."""
+    snapshot = store.snapshot()
+    return [
+        (name, task.status) for name, info in snapshot.nodes.items() for task in info.tasks.values() if task.key == key
+    ]
+
+
+@pytest.mark.parametrize("echo_first", [True, False], ids=["echo-then-409", "409-then-echo"])
+def test_a_bind_another_instance_won_is_held_until_the_watch_shows_it(store: Store, echo_first: bool) -> None:
+    store.apply_event(PODS, "ADDED", pod("p", rv=4))
+    (job,) = store.snapshot().jobs.values()
+    (info,) = job.tasks.values()
+    conflict = (409, {"message": 'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned'})
+    _, api = client({("POST", "/api/v1/namespaces/ns/pods/p/binding"): [conflict]})
+    binder = Binder(api, store, concurrency=2, is_leader=lambda: True)
+
+    async def bind_and_answer() -> list[str]:
+        sending = binder.submit([(info, "n1")], [])
+        assert placed(store, "ns/p") == [("n1", TaskStatus.BINDING)]
+        if echo_first:  # the other instance's bind shows up in the watch before our answer
+            store.apply_event(PODS, "MODIFIED", pod("p", rv=5, node="n2", phase="Running"))
+        report = await sending
+        return list(report.bind_errors)
+
+    assert asyncio.run(bind_and_answer()) == ["ns/p"]
+    if not echo_first:
+        assert placed(store, "ns/p") == [("n1", TaskStatus.BINDING)]  # bound somewhere: held until the watch says where
+        store.apply_event(PODS, "MODIFIED", pod("p", rv=5, node="n2", phase="Running"))
+    assert store.assumed == {}
+    assert placed(store, "ns/p") == [("n2", TaskStatus.RUNNING)]
