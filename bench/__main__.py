@@ -1,10 +1,13 @@
 """`python -m bench all [--quick] [--repeat N] [--json]`: every benchmark of issue 6 in one run, on one
 control plane, printing the tables and one JSON object; or `python -m bench NAME ARGS...` for one of
-`inmem`, `e2e`, `side_by_side`, `backlog`, `predicates`, `preempt`, `profile`.
+`inmem`, `network_topology`, `e2e`, `side_by_side`, `backlog`, `faults`, `predicates`, `preempt`, `profile`
+(`faults`, six minutes of control-plane faults, is not part of `all`).
 
 `all` runs, in this order:
 
-1. the in-memory cycle at `--inmem-size` (5,000 nodes x 50,000 pods), before the control plane starts;
+1. the in-memory cycle at `--inmem-size` (5,000 nodes x 50,000 pods), before the control plane starts, and
+   the in-memory cycle with network-topology-aware on a three-tier HyperNode tree against the same cluster
+   without it (`bench.network_topology`: 1,000 and 5,000 nodes; quick 1,000);
 2. a control plane with kwok nodes; at each node count (1,000 then 5,000; `--quick`: 1,000), `--repeat`
    times, interleaved: py-volcano `single` (10,000 one-pod jobs; quick 2,000), py-volcano `gang`
    (20 x 500; quick 4 x 500), kube-scheduler on the `single` workload, the bind ceiling;
@@ -36,7 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import backlog, e2e, inmem, side_by_side
+from bench import backlog, e2e, faults, inmem, network_topology, side_by_side
 from bench.backlog import BacklogLoad, backlog_phase, print_backlog
 from bench.cluster import BenchCluster, code_version, load_average, machine
 from bench.e2e import COLUMNS, Workload, print_restart, restart_phase, table_row, volcano_phase
@@ -238,7 +241,7 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "pods": workload.pods,
         "restart_pods": workload.restart_pods,
         "backlog_small_pod_p99_s": (report.get("backlog") or {}).get("p99_latency_s"),
-    }
+    } | {key: value for key, value in report["network_topology"].items() if key.startswith("network_topology_")}
     steady_met = (
         None
         if keys["steady_p99_s"] is None or keys["kube_scheduler_steady_p99_s"] is None
@@ -259,6 +262,7 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "first bind after restart <= 30 s": _at_most(keys["first_bind_after_restart_s"], 30),
         "small pods past a backlog that never fits: p99 < 2 s": _at_most(keys["backlog_small_pod_p99_s"], 2.0),
         "RSS < 1.5 GiB (restart, everything cached)": _at_most(keys["rss_mib_restart"], RSS_LIMIT_MIB),
+        "network-topology-aware at most 2x the cycle at 1k nodes": _at_most(keys.get("network_topology_ratio_1k"), 2.0),
     }
     keys["targets_at_issue_size"] = full_size
     return keys
@@ -305,6 +309,7 @@ def main_all(argv: list[str]) -> dict[str, Any]:
     }
     report["machine_reference_s_start"] = machine_reference()
     report["inmem"] = measure_inmem(args.inmem_size)
+    report["network_topology"] = network_topology.main(["--sizes", "1000" if args.quick else "1000,5000"])
     report |= asyncio.run(
         run_all(
             workload,
@@ -361,9 +366,11 @@ def _legacy(module: str) -> Callable[[list[str]], Any]:
 COMMANDS: dict[str, Callable[[list[str]], Any]] = {
     "all": main_all,
     "inmem": inmem.main,
+    "network_topology": network_topology.main,
     "backlog": backlog.main,
     "e2e": e2e.main,
     "side_by_side": side_by_side.main,
+    "faults": faults.main,
     "profile": profile_main,
     "predicates": _legacy("bench_predicates"),
     "preempt": _legacy("bench_preempt"),

@@ -121,11 +121,14 @@ class ChartPod:
         )
 
     def local_args(self, port: int) -> list[str]:
-        """The container's arguments for a process on this host: ConfigMap folder and listen port rewritten."""
+        """The container's arguments for a process on this host: ConfigMap folder and listen ports rewritten
+        (the secure one, when the chart serves it, to another free loopback port)."""
         args = [arg.replace(self.mount_path, str(self.config_dir), 1) for arg in self.args]
-        return [arg for arg in args if not arg.startswith(("--listen-address=", "--log-format="))] + [
-            f"--listen-address=127.0.0.1:{port}"
-        ]
+        kept = [arg for arg in args if not arg.startswith(("--listen-address=", "--log-format="))]
+        return [
+            f"--secure-listen-address=127.0.0.1:{free_port()}" if arg.startswith("--secure-listen-address=") else arg
+            for arg in kept
+        ] + [f"--listen-address=127.0.0.1:{port}"]
 
     def start(self, kubeconfig: Path) -> Scheduler:
         """Run the container's arguments as a local `py-volcano run` process (JSON logs, a free port)."""

@@ -488,6 +488,7 @@ class ControlPlane:
         self.ports: dict[str, int] = {}
         self.timings: dict[str, float] = {}
         self._components: dict[str, _Component] = {}
+        self._stopped: dict[str, _Component] = {}  # by stop_component, for start_component
         self._lock = threading.RLock()
         self._started = False
         _live_planes.add(self)
@@ -644,6 +645,34 @@ class ControlPlane:
             self._wait_ready(new, timeout or self.start_timeout)
             self._write_state()
             return time.monotonic() - t0
+
+    def stop_component(self, name: str, *, kill: bool = False, grace_period: float = 10.0) -> float:
+        """Stop one running component (SIGTERM, or SIGKILL with ``kill=True``) and keep its arguments
+        for :meth:`start_component`; its data dir and port stay as they are. Returns the wall-clock
+        time (``time.time()``) at which it was gone."""
+        with self._lock:
+            comp = self._components.pop(name, None)
+            if comp is None:
+                raise ControlPlaneError(f"{name} is not running")
+            self._terminate(comp, kill=kill, grace=grace_period)
+            self._stopped[name] = comp
+            self._write_state()
+            _log(f"{name} {'killed' if kill else 'stopped'}")
+            return time.time()
+
+    def start_component(self, name: str, *, timeout: float | None = None) -> float:
+        """Start a component stopped by :meth:`stop_component` again, with the same arguments (same
+        data dir, same port), and wait until it is healthy. Returns the wall-clock time
+        (``time.time()``) at which it answered its health check."""
+        with self._lock:
+            comp = self._stopped.pop(name, None)
+            if comp is None:
+                raise ControlPlaneError(f"{name} was not stopped by stop_component")
+            new = self._spawn(name, comp.args, health=comp.health, append_log=True)
+            self._wait_ready(new, timeout or self.start_timeout)
+            self._write_state()
+            _log(f"{name} started again")
+            return time.time()
 
     def running(self, name: str) -> bool:
         comp = self._components.get(name)

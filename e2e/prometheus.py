@@ -25,9 +25,12 @@ __all__ = ["Prometheus"]
 
 
 class Prometheus:
-    """One `prometheus` process scraping `targets` (host:port) as job `job`, every second."""
+    """One `prometheus` process scraping `targets` (host:port) as job `job`, every second; with
+    `honor_labels`, a target's own `instance` label is kept (a fixture standing for several nodes)."""
 
-    def __init__(self, workdir: Path, targets: list[str], *, job: str = "py-volcano") -> None:
+    def __init__(
+        self, workdir: Path, targets: list[str], *, job: str = "py-volcano", honor_labels: bool = False
+    ) -> None:
         binary = shutil.which("prometheus")
         if binary is None:
             pytest.fail("prometheus not on PATH: run `bash hack/install-tools.sh` (Debian's prometheus)", pytrace=False)
@@ -37,7 +40,9 @@ class Prometheus:
             yaml.safe_dump(
                 {
                     "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-                    "scrape_configs": [{"job_name": job, "static_configs": [{"targets": targets}]}],
+                    "scrape_configs": [
+                        {"job_name": job, "honor_labels": honor_labels, "static_configs": [{"targets": targets}]}
+                    ],
                 }
             )
         )

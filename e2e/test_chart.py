@@ -27,7 +27,12 @@ CHART = REPO / "charts" / "py-volcano"
 DEPLOY_MANIFEST = REPO / "deploy" / "py-volcano.yaml"
 RENDER_SCRIPT = REPO / "hack" / "render-deploy.sh"
 FIXTURES = REPO / "tests" / "unit" / "deploy" / "fixtures"
-CRD_NAMES = ("queues.scheduling.volcano.sh", "podgroups.scheduling.volcano.sh")
+CRD_NAMES = (
+    "queues.scheduling.volcano.sh",
+    "podgroups.scheduling.volcano.sh",
+    "numatopologies.nodeinfo.volcano.sh",
+    "nodeshards.shard.volcano.sh",
+)
 
 
 def find_helm() -> str | None:
@@ -85,6 +90,11 @@ VARIANTS = [
     pytest.param(
         ["--set", "serviceMonitor.enabled=true", "--set", "podDisruptionBudget.enabled=true"], id="extras"
     ),
+    pytest.param(
+        ["--set", "networkPolicy.enabled=true", "--set", "networkPolicy.metricsFrom[0].podSelector.matchLabels.a=b"],
+        id="network-policy",
+    ),
+    pytest.param(["--set", "metrics.secure.enabled=false", "--set", "networkPolicy.enabled=true"], id="plain-metrics"),
 ]
 
 
@@ -111,6 +121,8 @@ def test_default_render(helm: str) -> None:
             "ConfigMap",
             "ClusterRole",
             "ClusterRoleBinding",
+            "ClusterRole",  # <fullname>-metrics-reader, for scrapers
+            "ClusterRoleBinding",  # to system:auth-delegator, for the reviews of secure /metrics
             "Role",
             "RoleBinding",
             "Service",
@@ -170,6 +182,62 @@ def test_service_monitor_scrapes_the_metrics_service(helm: str) -> None:
     (endpoint,) = monitor["spec"]["endpoints"]
     assert endpoint["port"] == service["spec"]["ports"][0]["name"] == "metrics"
     assert endpoint["path"] == "/metrics"
+    assert (endpoint["scheme"], endpoint["tlsConfig"]) == ("https", {"insecureSkipVerify": True}), "self-signed"
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    verified = render(helm, "--set", "serviceMonitor.enabled=true", "--set", "serviceMonitor.tlsCA.secret=metrics-ca")
+    (endpoint,) = one(verified, "ServiceMonitor")["spec"]["endpoints"]
+    assert endpoint["tlsConfig"] == {
+        "ca": {"secret": {"name": "metrics-ca", "key": "ca.crt"}},
+        "serverName": "py-volcano-metrics.volcano-system.svc",
+    }
+    plain = render(helm, "--set", "serviceMonitor.enabled=true", "--set", "metrics.secure.enabled=false")
+    (endpoint,) = one(plain, "ServiceMonitor")["spec"]["endpoints"]
+    assert endpoint.keys() == {"port", "path", "interval"}
+
+
+def test_secure_metrics_take_a_certificate_secret_and_can_be_turned_off(helm: str) -> None:
+    docs = render(helm, "--set", "metrics.secure.certSecret=metrics-tls")
+    spec = one(docs, "Deployment")["spec"]["template"]["spec"]
+    (container,) = spec["containers"]
+    assert {"--tls-cert-file=/etc/py-volcano-tls/tls.crt", "--tls-private-key-file=/etc/py-volcano-tls/tls.key"} <= set(
+        container["args"]
+    )
+    assert {"name": "tls", "mountPath": "/etc/py-volcano-tls", "readOnly": True} in container["volumeMounts"]
+    assert {"name": "tls", "secret": {"secretName": "metrics-tls"}} in spec["volumes"]
+    plain = render(helm, "--set", "metrics.secure.enabled=false")
+    args = container_args(plain)
+    assert not [arg for arg in args if arg.startswith(("--secure-listen-address", "--tls-"))]
+    names = {(doc["kind"], doc["metadata"]["name"]) for doc in plain}
+    assert ("ClusterRoleBinding", "py-volcano-auth-delegator") not in names
+    assert ("ClusterRole", "py-volcano-metrics-reader") not in names
+
+
+def test_the_network_policy_admits_scrapers_by_selector_and_probes_from_anywhere(helm: str) -> None:
+    docs = render(
+        helm,
+        "--set", "networkPolicy.enabled=true",
+        "--set", "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring",
+        "--set", "networkPolicy.apiServer.cidrs[0]=10.0.0.1/32",
+    )
+    policy = one(docs, "NetworkPolicy")["spec"]
+    assert policy["podSelector"]["matchLabels"].items() <= one(docs, "Deployment")["spec"]["template"]["metadata"][
+        "labels"
+    ].items()
+    assert policy["ingress"] == [
+        {"ports": [{"port": 8080, "protocol": "TCP"}]},
+        {
+            "from": [{"namespaceSelector": {"matchLabels": {"team": "monitoring"}}}],
+            "ports": [{"port": 8443, "protocol": "TCP"}],
+        },
+    ]
+    assert policy["egress"] == [
+        {
+            "ports": [{"port": 443, "protocol": "TCP"}, {"port": 6443, "protocol": "TCP"}],
+            "to": [{"ipBlock": {"cidr": "10.0.0.1/32"}}],
+        }
+    ]
+    closed = one(render(helm, "--set", "networkPolicy.enabled=true"), "NetworkPolicy")["spec"]
+    assert closed["ingress"] == [{"ports": [{"port": 8080, "protocol": "TCP"}]}], "no scraper named: no scrape"
 
 
 @pytest.mark.parametrize(
@@ -180,6 +248,8 @@ def test_service_monitor_scrapes_the_metrics_service(helm: str) -> None:
         pytest.param(["--set", "scheduler.schedulePeriod=0"], "/scheduler/schedulePeriod", id="period-zero"),
         pytest.param(["--set", "scheduler.logLevel=verbose"], "/scheduler/logLevel", id="log-level"),
         pytest.param(["--set", "metrics.port=70000"], "/metrics/port", id="port"),
+        pytest.param(["--set", "metrics.secure.port=0"], "/metrics/secure/port", id="secure-port"),
+        pytest.param(["--set", "networkPolicy.metricsFrom[0].team=x"], "/networkPolicy/metricsFrom/0", id="peer"),
         pytest.param(["--set", "replicaCout=2"], "replicaCout", id="typo"),
     ],
 )
@@ -225,7 +295,14 @@ def test_settings_reach_the_flags(helm: str) -> None:
         "--log-level=debug",
     } <= set(args)
     (container,) = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert container["ports"] == [
+        {"name": "metrics", "containerPort": 8443, "protocol": "TCP"},
+        {"name": "probes", "containerPort": 9090, "protocol": "TCP"},
+    ]
+    docs = render(helm, "--set", "metrics.port=9090", "--set", "metrics.secure.enabled=false")
+    (container,) = one(docs, "Deployment")["spec"]["template"]["spec"]["containers"]
     assert container["ports"] == [{"name": "metrics", "containerPort": 9090, "protocol": "TCP"}]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
 
 
 # --- a real API server --------------------------------------------------------------------------
@@ -365,6 +442,18 @@ def test_deploy_manifest_is_accepted_by_the_api_server(kubectl: Any) -> None:
     finally:
         if not namespace_existed:
             kubectl("delete", "namespace", "volcano-system", "--wait=false")
+
+
+def test_the_optional_metrics_objects_are_accepted_by_the_api_server(kubectl: Any, helm: str, tmp_path: Path) -> None:
+    """The NetworkPolicy and the TLS Secret mount of secure metrics pass server-side validation (dry run)."""
+    manifest = tmp_path / "options.yaml"
+    manifest.write_text(run(
+        helm, "template", "py-volcano", str(CHART), "--namespace", "default", "--set", "crds.install=false",
+        "--set", "networkPolicy.enabled=true", "--set", "metrics.secure.certSecret=metrics-tls",
+        "--set", "networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.team=monitoring",
+        "--set", "networkPolicy.apiServer.cidrs[0]=10.0.0.1/32",
+    ).stdout)
+    kubectl("apply", "--server-side", "--dry-run=server", "--validate=strict", "-f", str(manifest))
 
 
 # --- helm install and upgrade against the API server ----------------------------------------------------

@@ -5,13 +5,16 @@ a base image; its steps are cached, so a warm build takes under a minute). The c
 Deployment's container then runs under podman the way the kubelet would run it (e2e/chart_pods.py):
 non-root uid 65532, read-only root filesystem, all capabilities dropped, no new privileges, the
 ConfigMap and an emptyDir mounted, and in-cluster credentials of the release's ServiceAccount, so the
-process holds the chart's RBAC and nothing else. Pods of a gang are then bound by it.
+process holds the chart's RBAC and nothing else. Pods of a gang are then bound by it, and its /metrics
+answers over HTTPS a token bound to the chart's metrics-reader role (the reviews use the chart's
+system:auth-delegator binding).
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import ssl
 import subprocess
 import urllib.error
 import urllib.request
@@ -54,16 +57,19 @@ def helm() -> str:
 @pytest.fixture
 def container(
     control_plane: Any, rest: Rest, helm: str, image: str, tmp_path: Path
-) -> Iterator[tuple[str, int, str]]:
-    """The chart's scheduler container running under podman; yields its scheduler name, metrics port and
-    container name."""
+) -> Iterator[tuple[str, int, str, int, str]]:
+    """The chart's scheduler container running under podman; yields its scheduler name, probe port,
+    container name, secure metrics port and the token of a ServiceAccount bound to the chart's
+    metrics-reader ClusterRole."""
     release_ns = create_namespace(rest, token("pv-image"))
-    name, scheduler, port = token("pv"), token("pv-img"), free_port()
+    name, scheduler, port, secure_port = token("pv"), token("pv-img"), free_port(), free_port()
     kubeconfig = Path(control_plane.kubeconfig)
     repository, _, tag = image.rpartition(":")
     run(helm, "install", name, str(CHART), "--namespace", release_ns, "--kubeconfig", str(kubeconfig),
         "--set", "crds.install=false", "--set", f"scheduler.name={scheduler}", "--set", f"metrics.port={port}",
+        "--set", f"metrics.secure.port={secure_port}",
         "--set", f"image.repository={repository}", "--set", f"image.tag={tag}", "--wait=false")
+    scraper = _scraper_token(rest, release_ns, f"{name}-py-volcano-metrics-reader")
     chart_pod = ChartPod.of(manifest(helm, name, release_ns, kubeconfig), name=token("pv-pod"), workdir=tmp_path)
     assert chart_pod.image == image
     credentials = in_cluster_credentials(kubeconfig, rest, release_ns, chart_pod.service_account, tmp_path / "sa")
@@ -71,13 +77,30 @@ def container(
                              check=False)
     try:
         assert started.returncode == 0, started.stderr
-        yield scheduler, port, chart_pod.name
+        yield scheduler, port, chart_pod.name, secure_port, scraper
     finally:
         logs = subprocess.run(["podman", "logs", chart_pod.name], capture_output=True, text=True, check=False)
         (tmp_path / "container.log").write_text(logs.stdout + logs.stderr)
         subprocess.run(["podman", "rm", "--force", "--time=10", chart_pod.name], capture_output=True, check=False)
         run(helm, "uninstall", name, "--namespace", release_ns, "--kubeconfig", str(kubeconfig), check=False)
+        rest.request("DELETE", f"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{name}-scraper")
         delete_namespace(rest, release_ns)
+
+
+def _scraper_token(rest: Rest, namespace: str, role: str) -> str:
+    """A ServiceAccount `scraper` bound to the ClusterRole `role`; return a ten-minute token of it."""
+    rest.ok("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": "scraper"}})
+    rest.ok("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        "metadata": {"name": role.replace("-py-volcano-metrics-reader", "-scraper")},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": "scraper", "namespace": namespace}],
+    })
+    answer = rest.ok(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/scraper/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 600}},
+    )
+    return str(answer["status"]["token"])
 
 
 def _get(url: str) -> int:
@@ -91,10 +114,11 @@ def _get(url: str) -> int:
 
 
 def test_the_image_schedules_pods_as_the_chart_runs_it(
-    rest: Rest, nodes: Nodes, namespace: str, container: tuple[str, int, str]
+    rest: Rest, nodes: Nodes, namespace: str, container: tuple[str, int, str, int, str]
 ) -> None:
-    """The gang is bound; then SIGTERM (what the kubelet sends) stops it cleanly, Lease released."""
-    scheduler, port, name = container
+    """The gang is bound; /metrics answers the scraper's token over HTTPS only; then SIGTERM (what the
+    kubelet sends) stops it cleanly, Lease released."""
+    scheduler, port, name, secure_port, scraper = container
     nodes.add(cpu="4")
     rest.create(pod_group("gang", namespace, min_member=2))
     for i in range(2):
@@ -103,7 +127,13 @@ def test_the_image_schedules_pods_as_the_chart_runs_it(
         rest.node_of(namespace, f"gang-{i}") for i in range(2)), timeout=120)
     assert _get(f"http://127.0.0.1:{port}/healthz") == 200
     assert _get(f"http://127.0.0.1:{port}/readyz") == 200
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+    assert _get(f"http://127.0.0.1:{port}/metrics") == 404, "/metrics is served securely only"
+    unverified = ssl.create_default_context()
+    unverified.check_hostname, unverified.verify_mode = False, ssl.CERT_NONE  # self-signed at start
+    scrape = urllib.request.Request(
+        f"https://127.0.0.1:{secure_port}/metrics", headers={"Authorization": f"Bearer {scraper}"}
+    )
+    with urllib.request.urlopen(scrape, timeout=10, context=unverified) as answer:
         page = answer.read().decode()
     assert 'volcano_pod_binds_total{result="success"} 2.0' in page
     subprocess.run(["podman", "stop", "--time=30", name], capture_output=True, check=True)

@@ -4,16 +4,24 @@ Two queues of this test's own on two kwok nodes: `qa` (weight 3) holds a 3-pod g
 (weight 1, capability 6 CPUs) a 2-pod gang that fits and a one-pod GPU group no node can take, which
 the queue admits (its minResources fit) and keeps Inqueue. Once the binds are seen and the gangs run,
 every queue series is checked against what those pods request, and the job series against the gangs.
+
+The secure endpoint (`--secure-listen-address`, self-signed) answers by what the real API server says of
+each caller's ServiceAccount token: 401 without a valid token, 403 without a role granting `get` on
+/metrics, the page with one; the probes stay plain HTTP.
 """
 
 from __future__ import annotations
 
+import ssl
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from e2e.controlplane import free_port
 from e2e.harness import Nodes, Rest, Scheduler, pod, pod_group, queue, token, wait_for
 
 pytest_plugins = ["e2e.fixtures"]
@@ -165,3 +173,80 @@ def assert_job_series(
         assert start is not None and last is not None and start <= last, (start, last)
     assert job("volcano_e2e_job_scheduling_latency_milliseconds_count") == 5
     assert (job("volcano_namespace_share", namespace_name=namespace) or 0) == pytest.approx(ga + gb)
+
+
+# --- the secure endpoint -------------------------------------------------------------------------------
+
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+def service_account_token(rest: Rest, namespace: str, name: str) -> str:
+    """Create ServiceAccount `namespace/name`; return a ten-minute token of it (TokenRequest)."""
+    rest.ok("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts", {"metadata": {"name": name}})
+    answer = rest.ok(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": 600}},
+    )
+    return str(answer["status"]["token"])
+
+
+@pytest.fixture
+def metrics_reader(rest: Rest, namespace: str) -> Iterator[str]:
+    """A token of a ServiceAccount bound to a ClusterRole that may get /metrics (the chart's metrics-reader)."""
+    name = token("metrics-reader")
+    rest.ok("POST", f"{RBAC}/clusterroles", {
+        "metadata": {"name": name}, "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+    })
+    reader = service_account_token(rest, namespace, "reader")
+    rest.ok("POST", f"{RBAC}/clusterrolebindings", {
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": namespace}],
+    })
+    yield reader
+    rest.request("DELETE", f"{RBAC}/clusterrolebindings/{name}")
+    rest.request("DELETE", f"{RBAC}/clusterroles/{name}")
+
+
+def get(url: str, bearer: str | None = None) -> tuple[int, str]:
+    """(status, body) of a GET; the scheduler's certificate is self-signed, so it is not verified."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {bearer}"} if bearer else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context) as answer:
+            return int(answer.status), answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return int(exc.code), exc.read().decode()
+
+
+def test_secure_metrics_answer_only_tokens_the_api_server_allows(
+    control_plane: Any, rest: Rest, namespace: str, scheduler_name: str, metrics_reader: str
+) -> None:
+    stranger = service_account_token(rest, namespace, "stranger")
+    port = free_port()
+    secure = f"https://127.0.0.1:{port}/metrics"
+    with Scheduler(
+        control_plane.kubeconfig,
+        f"--scheduler-name={scheduler_name}",
+        f"--secure-listen-address=127.0.0.1:{port}",
+        "--no-leader-elect",
+    ) as process:
+        process.wait_event("secure_metrics_serving")
+        plain = f"http://127.0.0.1:{process.port}"
+        assert get(secure)[0] == 401, "no token"
+        assert get(secure, "not-a-token")[0] == 401, "a token the TokenReview refuses"
+        assert get(secure, stranger)[0] == 403, "a valid token whose account may not get /metrics"
+        status, page = get(secure, metrics_reader)
+        assert status == 200, page
+        names = {family.name for family in text_string_to_metric_families(page)}
+        assert {"volcano_e2e_scheduling_latency_milliseconds", "volcano_schedule_attempts"} <= names
+        assert get(f"{plain}/healthz")[0] == 200, "probes stay plain, without a token"
+        wait_for("ready", lambda: get(f"{plain}/readyz")[0] == 200)
+        assert get(f"{plain}/metrics")[0] == 404, "no plain /metrics beside the secure one"
+        assert process.proc.poll() is None
+        assert process.terminate() == 0, process.tail()
+    forbidden = process.events("metrics_forbidden")
+    assert [line["user"] for line in forbidden] == [f"system:serviceaccount:{namespace}:stranger"]

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 import threading
 import time
 import urllib.error
@@ -56,7 +57,11 @@ pytest_plugins = ["e2e.fixtures"]
 FILES = scenario_files(SCENARIO_DIR, *configured_dirs(os.environ))
 
 #: Scenarios a real API server cannot play as written, and why (strict: once fixed, drop the entry).
-DIVERGENT: dict[str, str] = {}
+DIVERGENT: dict[str, str] = {
+    # `nodeUsage` stands for what Prometheus measures; e2e/test_usage.py plays both against a real one.
+    "usage-node-over-cpu-threshold-gets-no-pod": "nodeUsage is in-memory only: no Prometheus here",
+    "usage-less-loaded-node-wins": "nodeUsage is in-memory only: no Prometheus here",
+}
 
 #: Created in listing order, one second apart; every other kind is created first, in any order.
 _ORDERED = ("Queue", "PodGroup", "Pod")
@@ -183,8 +188,16 @@ def _clean_cluster(rest: Rest) -> None:
     wait_for("no Queue and no Node left", lambda: not rest.list("Queue") and not rest.list("Node"))
 
 
+#: The cycle counter's sample on a /metrics page (read without parsing the page: scrapes stay fast).
+_CYCLES_SAMPLE = re.compile(r"^volcano_scheduling_cycles_total(?:\{[^}]*\})? (\S+)$", re.MULTILINE)
+
+
 class MetricsScraper:
-    """Scrape a scheduler's /metrics while it runs; keep the last page (and its cycle count)."""
+    """Scrape a scheduler's /metrics while it runs; keep the last page (and its cycle count).
+
+    A bounded run (`--cycles`) shows its last cycle on /metrics for a whole `--schedule-period` before it
+    stops; each scrape reads only the cycle counter, so the loop comes round well within that window.
+    """
 
     def __init__(self, process: Scheduler) -> None:
         self.process = process
@@ -200,10 +213,12 @@ class MetricsScraper:
                 with urllib.request.urlopen(url, timeout=2) as response:
                     page = response.read().decode()
             except (urllib.error.URLError, OSError):
+                time.sleep(0.01)
                 continue
-            cycles = _sample(page, "volcano_scheduling_cycles_total")
+            found = _CYCLES_SAMPLE.search(page)
+            cycles = int(float(found.group(1))) if found else 0
             if cycles >= self.cycles:
-                self.page, self.cycles = page, int(cycles)
+                self.page, self.cycles = page, cycles
 
     def join(self) -> None:
         """Wait for the scraper to notice the process exited."""
@@ -391,10 +406,14 @@ class ScenarioRun:
             scraper.join()
         self.process, self.page = process, scraper.page
         assert code == 0, process.tail()
-        assert scraper.cycles == self.scenario.cycles, (
-            f"/metrics was last read after cycle {scraper.cycles} of {self.scenario.cycles}; "
-            f"the process exited first ({process.log_path})"
-        )
+        # The cycles run come from the log (exact); the /metrics page matters only to `queues`.
+        ran = [line.get("cycles") for line in process.events("scheduler_stopped")]
+        assert ran == [self.scenario.cycles], f"cycles run {ran}, not {self.scenario.cycles} ({process.log_path})"
+        if self.scenario.expect.queues is not None:
+            assert scraper.cycles == self.scenario.cycles, (
+                f"/metrics was last read after cycle {scraper.cycles} of {self.scenario.cycles}; "
+                f"the process exited first ({process.log_path})"
+            )
         outcome = Outcome(queues=queue_figures(scraper.page))
         for line in process.events("task_bound"):
             outcome.binds[self.names.scenario_key(line["task"])] = str(line["node"])

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from e2e.harness import REPO, Nodes, Rest, Scheduler, pod, pod_group, py_volcano, queue, token, wait_for
+from e2e.harness import REPO, Nodes, Rest, Scheduler, node, pod, pod_group, py_volcano, queue, token, wait_for
 
 pytest_plugins = ["e2e.fixtures"]
 
@@ -226,6 +226,57 @@ def test_a_pod_disruption_budget_blocks_an_eviction_without_breaking_the_loop(
     pods = rest.pods(namespace)
     assert all(not pods[f"low-{i}"]["metadata"].get("deletionTimestamp") for i in range(2))
     assert not pods["high-0"]["spec"].get("nodeName")
+
+
+VGPU_CONF = """actions: enqueue, allocate
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: predicates
+  - name: deviceshare
+    arguments:
+      deviceshare.VGPUEnable: true
+      deviceshare.SchedulePolicy: binpack
+"""
+
+
+def test_deviceshare_writes_the_devices_on_the_pod_before_binding_it(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str, tmp_path: Path
+) -> None:
+    """Two vGPU pods of one cycle on a node registering two 16000 cards: each takes its own card, and the
+    annotations Volcano's vGPU device plugin reads (`volcano.sh/vgpu-ids-new` and the rest) are on the pod
+    on the API server once it is bound."""
+    manifest = node(token("vgpu"), cpu="8")
+    vgpu = {"volcano.sh/vgpu-number": "20", "volcano.sh/vgpu-memory": "32000", "volcano.sh/vgpu-cores": "200"}
+    manifest["status"] = {key: value | vgpu for key, value in manifest["status"].items()}
+    register = "".join(f"GPU-e2e-{i},10,16000,NVIDIA-Tesla T4,true,hami-core:" for i in range(2))
+    manifest["metadata"]["annotations"]["volcano.sh/node-vgpu-register"] = register
+    name = nodes.create(manifest)
+    pods = []
+    for i in range(2):
+        body = pod(f"infer-{i}", namespace, scheduler=scheduler_name)
+        limits = {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-memory": "10000"}
+        body["spec"]["containers"][0]["resources"]["limits"] = limits
+        pods.append(body)
+    _create_all(rest, pods)
+    conf = tmp_path / "vgpu.conf"
+    conf.write_text(VGPU_CONF)
+
+    _run_cycles(control_plane, scheduler_name, 1, f"--scheduler-conf={conf}")
+
+    cards = set()
+    for i in range(2):
+        written = rest.get("Pod", f"infer-{i}", namespace) or {}
+        assert written["spec"].get("nodeName") == name, written["spec"]
+        annotations = written["metadata"].get("annotations") or {}
+        ids = annotations.get("volcano.sh/vgpu-ids-new", "")
+        assert re.fullmatch(r"GPU-e2e-[01],NVIDIA,10000,0:", ids), annotations
+        assert annotations["volcano.sh/devices-to-allocate"] == ids
+        assert annotations["volcano.sh/vgpu-node"] == name
+        assert annotations["volcano.sh/bind-phase"] == "allocating"
+        cards.add(ids)
+    assert len(cards) == 2
 
 
 def _lease_holder(rest: Rest, namespace: str, name: str) -> str | None:
@@ -453,6 +504,72 @@ def test_the_documented_rbac_is_all_the_scheduler_needs(
     too_big = rest.get("Pod", "too-big", namespace) or {}
     conditions = {c["type"]: c for c in too_big["status"].get("conditions") or []}
     assert conditions.get("PodScheduled", {}).get("status") == "False", too_big["status"]
+
+
+def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_capability(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str
+) -> None:
+    """Two instances on two NodeShards filled from node labels by `py-volcano shard`: every pod is bound
+    exactly once, each instance only onto its shard's nodes, and a queue's capability holds across both
+    (each counts the pods the other bound)."""
+    import subprocess
+
+    label = token("pool")
+    shard_nodes = {shard: [nodes.add(cpu="4", pool=f"{label}-{shard}") for _ in range(2)] for shard in "ab"}
+    shards = {shard: f"{label}-{shard}" for shard in "ab"}
+    command = [py_volcano(), "shard", f"--kubeconfig={control_plane.kubeconfig}"]
+    command += [f"--shard={name}=pool={name}" for name in shards.values()]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load(result.stdout) == {name: 2 for name in shards.values()}
+    limited = token("q")
+    rest.create(queue(limited, capability={"cpu": "3"}))
+
+    def in_queue(manifest: dict[str, Any]) -> dict[str, Any]:
+        manifest["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": limited}
+        return manifest
+
+    try:
+        instances = [
+            Scheduler(
+                control_plane.kubeconfig,
+                f"--scheduler-name={scheduler_name}",
+                "--no-leader-elect",
+                "--schedule-period=0.5",
+                "--log-level=debug",
+                "--scheduler-sharding-mode=hard",
+                f"--scheduler-sharding-name={shards[shard]}",
+                name=f"shard-{shard}",
+            )
+            for shard in "ab"
+        ]
+        with instances[0] as first, instances[1] as second:
+            first.wait_event("node_shard_changed", nodes=2)
+            second.wait_event("node_shard_changed", nodes=2)
+            objects = [pod(f"p-{i}", namespace, scheduler=scheduler_name, cpu="500m") for i in range(16)]
+            objects += [in_queue(pod(f"q-{i}", namespace, scheduler=scheduler_name, cpu="500m")) for i in range(6)]
+            _create_all(rest, objects)
+            wait_for("all pods bound", lambda: all(_nodes_of(rest, namespace).values()), timeout=90)
+            # the queue is full (6 x 500m = its capability): more of its pods wait in both shards
+            _create_all(
+                rest, [in_queue(pod(f"late-{i}", namespace, scheduler=scheduler_name, cpu="500m")) for i in range(2)]
+            )
+            time.sleep(3)
+            placed = _nodes_of(rest, namespace)
+            bound = {
+                shard: instance.events("task_bound") for shard, instance in zip("ab", (first, second), strict=True)
+            }
+            conflicts = [line for instance in (first, second) for line in instance.events("bind_failed")]
+    finally:
+        rest.delete("Queue", limited)
+    assert placed["late-0"] == placed["late-1"] == "", placed
+    by_shard = {shard: {str(line["task"]) for line in lines} for shard, lines in bound.items()}
+    assert not by_shard["a"] & by_shard["b"], "a pod was bound by both instances"
+    assert by_shard["a"] | by_shard["b"] == {f"{namespace}/{name}" for name, host in placed.items() if host}
+    for shard, lines in bound.items():
+        assert {line["node"] for line in lines} <= set(shard_nodes[shard]), (shard, lines)
+    assert all(line["status"] == 409 for line in conflicts), conflicts  # only the other instance's wins
+    print(f"bound by shard a: {len(by_shard['a'])}, by shard b: {len(by_shard['b'])}, conflicts: {len(conflicts)}")
 
 
 def test_the_default_queue_is_created_when_missing(control_plane: Any, rest: Rest, scheduler_name: str) -> None:

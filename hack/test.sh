@@ -30,4 +30,8 @@ echo "== lint: ruff, mypy --strict, import-linter layer contracts"
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache >/dev/null
 
-.venv/bin/python -m pytest tests e2e "$@"
+# Two workers (pytest-xdist, the usual plugin for parallel pytest), each test file whole on one worker:
+# each worker starts its own control plane, and an e2e file's tests share their module's fixtures. Most
+# e2e time is spent waiting on cycles and API calls, so two workers roughly halve the run on 2 cores.
+# PYTEST_WORKERS=0 runs everything in one process.
+.venv/bin/python -m pytest -n "${PYTEST_WORKERS:-2}" --dist loadfile tests e2e "$@"

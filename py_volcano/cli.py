@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from py_volcano import __version__
+from py_volcano.api import NONE_SHARDING, SHARDING_MODES
 from py_volcano.ctl import add_commands
 from py_volcano.errors import ConfigError, ScenarioError
 from py_volcano.logs import LEVELS, configure_logging
@@ -52,11 +53,24 @@ def _run(args: argparse.Namespace) -> int:
     from py_volcano.runner import run
     from py_volcano.settings import Settings
 
+    problem = _tls_flags_problem(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_INVALID
     try:
         return asyncio.run(run(Settings.from_args(args)))
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
+
+
+def _tls_flags_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the secure serving flags together, None when nothing."""
+    if (args.tls_cert_file is None) != (args.tls_private_key_file is None):
+        return "--tls-cert-file and --tls-private-key-file go together"
+    if args.tls_cert_file is not None and args.secure_listen_address is None:
+        return "--tls-cert-file needs --secure-listen-address"
+    return None
 
 
 def _non_negative_float(text: str) -> float:
@@ -163,8 +177,31 @@ def _add_run(commands: Any) -> None:
         "--listen-address",
         metavar="HOST:PORT",
         type=_address,
-        default="0.0.0.0:8080",
-        help="where /metrics, /healthz and /readyz are served (default: %(default)s)",
+        default="127.0.0.1:8080",
+        help="where /healthz and /readyz, and /metrics without --secure-listen-address, are served in plain "
+        "HTTP (default: %(default)s, loopback only)",
+    )
+    run.add_argument(
+        "--secure-listen-address",
+        metavar="HOST:PORT",
+        type=_address,
+        default=None,
+        help="serve /metrics here over HTTPS instead: each request's bearer token is checked with a TokenReview "
+        "and its user with a SubjectAccessReview (get on the non-resource URL /metrics) against the API server, "
+        "as kube-scheduler's secure port does (default: off)",
+    )
+    run.add_argument(
+        "--tls-cert-file",
+        metavar="PATH",
+        default=None,
+        help="PEM certificate (chain) of --secure-listen-address, re-read when it changes (default: a "
+        "self-signed certificate made at start, kept in memory)",
+    )
+    run.add_argument(
+        "--tls-private-key-file",
+        metavar="PATH",
+        default=None,
+        help="PEM private key of --tls-cert-file",
     )
     run.add_argument(
         "--bind-concurrency",
@@ -213,11 +250,86 @@ def _add_run(commands: Any) -> None:
         "scheduler starts at, time advancing from there (tests and what-if runs of tdm's revocable zones and "
         "rescheduling's interval; default: the real clock)",
     )
+    run.add_argument(
+        "--scheduler-sharding-mode",
+        choices=SHARDING_MODES,
+        default=NONE_SHARDING,
+        help="none: place pods on every node; hard: only on the nodes NodeShard --scheduler-sharding-name lists "
+        "in spec.nodesDesired, while still counting every pod and node (Volcano's hard mode; default: %(default)s)",
+    )
+    run.add_argument(
+        "--scheduler-sharding-name",
+        metavar="NAME",
+        default="py-volcano",
+        help="the NodeShard (shard.volcano.sh/v1alpha1) this instance owns (default: %(default)s)",
+    )
     run.add_argument("--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)")
     run.add_argument(
         "--log-format", choices=("json", "console"), default="json", help="line format (default: %(default)s)"
     )
     run.set_defaults(handler=_run)
+
+
+def _shard_selector(text: str) -> tuple[str, str]:
+    """Parse `NAME=SELECTOR` (argparse type): a NodeShard name and a label selector."""
+    name, sep, selector = text.partition("=")
+    if not sep or not name or not selector:
+        raise argparse.ArgumentTypeError(f"expected NAME=SELECTOR (e.g. shard-a=pool=a), got {text!r}")
+    return name, selector
+
+
+def _shard(args: argparse.Namespace) -> int:
+    from py_volcano.cache import ApiClient, sync_node_shards
+    from py_volcano.errors import ApiError
+
+    async def sync() -> int:
+        async with await ApiClient.connect(kubeconfig=args.kubeconfig) as client:
+            while True:
+                try:
+                    assigned = await sync_node_shards(client, args.shards)
+                except ApiError as exc:
+                    print(f"error: {exc}", file=sys.stderr)
+                    if args.sync_period is None:
+                        return EXIT_FAILED
+                else:
+                    print(json.dumps({name: len(nodes) for name, nodes in assigned.items()}), flush=True)
+                if args.sync_period is None:
+                    return EXIT_OK
+                await asyncio.sleep(args.sync_period)
+
+    try:
+        return asyncio.run(sync())
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+
+
+def _add_shard(commands: Any) -> None:
+    shard = commands.add_parser(
+        "shard",
+        help="fill NodeShards from label selectors (static node shards)",
+        description="Set each NodeShard's spec.nodesDesired (shard.volcano.sh/v1alpha1, created when missing) to "
+        "the nodes its label selector matches; a node matched by several selectors goes to the first. Prints the "
+        "node count per shard as JSON. Exit 0 when written, 1 when the API server refused, 2 on bad usage.",
+    )
+    shard.add_argument(
+        "--shard",
+        dest="shards",
+        metavar="NAME=SELECTOR",
+        type=_shard_selector,
+        action="append",
+        required=True,
+        help="a NodeShard and its label selector, e.g. shard-a=pool=a; repeat for each shard, in priority order",
+    )
+    shard.add_argument("--kubeconfig", metavar="PATH", default=None, help="kubeconfig (default: as for run)")
+    shard.add_argument(
+        "--sync-period",
+        metavar="SECONDS",
+        type=_positive(float),
+        default=None,
+        help="sync again every SECONDS until stopped, as Volcano's shardSyncPeriod (default: once, then exit)",
+    )
+    shard.set_defaults(handler=_shard)
 
 
 def build_parser(prog: str = "py-volcano") -> argparse.ArgumentParser:
@@ -237,6 +349,7 @@ def build_parser(prog: str = "py-volcano") -> argparse.ArgumentParser:
     simulate.add_argument("--json", action="store_true", help="print JSON (the only output format; kept for scripts)")
     simulate.set_defaults(handler=_simulate)
     _add_run(commands)
+    _add_shard(commands)
     add_commands(commands, prog=prog)
     return parser
 

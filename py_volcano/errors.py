@@ -10,7 +10,9 @@
     │   ├── InvalidNode
     │   ├── InvalidPriorityClass
     │   ├── InvalidPodDisruptionBudget
-    │   └── InvalidResourceQuota
+    │   ├── InvalidResourceQuota
+    │   ├── InvalidHyperNode
+    │   └── InvalidNumatopology
     └── ApiError             a failed API server call (status code)
         ├── BindError
         ├── EvictError
@@ -26,7 +28,9 @@ __all__ = [
     "BindError",
     "ConfigError",
     "EvictError",
+    "InvalidHyperNode",
     "InvalidNode",
+    "InvalidNumatopology",
     "InvalidPod",
     "InvalidPodDisruptionBudget",
     "InvalidPodGroup",
@@ -104,6 +108,18 @@ class InvalidResourceQuota(ObjectError):
     """A ResourceQuota the scheduler cannot use."""
 
     kind = "ResourceQuota"
+
+
+class InvalidHyperNode(ObjectError):
+    """A HyperNode (topology.volcano.sh) the scheduler cannot use."""
+
+    kind = "HyperNode"
+
+
+class InvalidNumatopology(ObjectError):
+    """A Numatopology (nodeinfo.volcano.sh) the scheduler cannot use."""
+
+    kind = "Numatopology"
 
 
 class ApiError(VolcanoError):

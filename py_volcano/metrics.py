@@ -1,4 +1,4 @@
-"""Prometheus metrics of docs/operations.md, and the HTTP endpoint serving them with /healthz and /readyz.
+"""Prometheus metrics of docs/operations.md, and the plain HTTP endpoint serving them with /healthz and /readyz.
 
 Every scheduler metric Volcano exports, under Volcano's names, types, labels and units (latencies in
 milliseconds, memory in bytes, scalar resources in milli units), so Volcano's dashboards work; ours
@@ -37,7 +37,7 @@ from py_volcano.api import ClusterInfo, CycleResult, JobID, QueueFigures, QueueS
 from py_volcano.errors import ConfigError
 from py_volcano.framework import SchedulerConf
 
-__all__ = ["BIND_RESULTS", "EVICTION_RESULTS", "SCHEDULE_RESULTS", "Metrics", "serve"]
+__all__ = ["BIND_RESULTS", "EVICTION_RESULTS", "SCHEDULE_RESULTS", "Metrics", "serve", "split_address"]
 
 log = structlog.get_logger(__name__)
 
@@ -358,9 +358,18 @@ class Metrics:
         old = self._jobs
         jobs: dict[JobID, _JobRecord] = {}
         namespaces: dict[str, Resource] = {}
+        backlog = cluster.backlog.entries
+        idle = shares.of(Resource())
         for uid, job in cluster.jobs.items():
             record = old.get(uid) or _JobRecord(job.name, str(job.queue), job.namespace, start=job.creation)
             jobs[uid] = record
+            if uid in backlog:  # every task pending: nothing allocated, nothing ready
+                record.share, record.unready = idle, max(0, job.min_available)
+                if record.unready:
+                    record.retries += 1
+                if job.namespace not in namespaces:
+                    namespaces[job.namespace] = Resource()
+                continue
             record.share = shares.of(job.allocated)
             record.unready = max(0, job.min_available - job.ready_task_num())
             if record.unready:
@@ -414,22 +423,26 @@ def _total_allocatable(cluster: ClusterInfo) -> Resource:
     return total
 
 
-def _split_address(listen_address: str) -> tuple[str | None, int]:
-    """Return (host, port) of `host:port`, `[v6]:port` or `:port` (host None: every interface)."""
+def split_address(listen_address: str, *, flag: str = "--listen-address") -> tuple[str | None, int]:
+    """Return (host, port) of `host:port`, `[v6]:port` or `:port` (host None: every interface); ConfigError
+    naming `flag` when it is none of these."""
     host, colon, port = listen_address.rpartition(":")
     if not colon or not port.isdigit() or int(port) > 65535:
-        raise ConfigError(f"--listen-address {listen_address!r}: expected HOST:PORT")
+        raise ConfigError(f"{flag} {listen_address!r}: expected HOST:PORT")
     return host.strip("[]") or None, int(port)
 
 
-async def serve(metrics: Metrics, listen_address: str, *, ready: Callable[[], bool]) -> None:
-    """Serve /metrics, /healthz and /readyz on `listen_address` until cancelled.
+async def serve(
+    metrics: Metrics, listen_address: str, *, ready: Callable[[], bool], with_metrics: bool = True
+) -> None:
+    """Serve /healthz, /readyz and (`with_metrics`) /metrics over plain HTTP on `listen_address` until
+    cancelled; without `with_metrics`, /metrics is served by serving.serve_secure only.
 
     /healthz answers 200 while the event loop runs; /readyz answers 200 when `ready()` is true, else 503.
     /metrics is rendered in a worker thread: with tens of thousands of jobs it takes a while.
     ConfigError when the address is malformed or cannot be listened on.
     """
-    host, port = _split_address(listen_address)
+    host, port = split_address(listen_address)
 
     async def metrics_page(_: web.Request) -> web.Response:
         body = await asyncio.to_thread(metrics.render)
@@ -442,7 +455,8 @@ async def serve(metrics: Metrics, listen_address: str, *, ready: Callable[[], bo
         return web.Response(text="ok") if ready() else web.Response(status=503, text="not ready")
 
     app = web.Application()
-    app.router.add_get("/metrics", metrics_page)
+    if with_metrics:
+        app.router.add_get("/metrics", metrics_page)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     runner = web.AppRunner(app, access_log=None, handle_signals=False)

@@ -30,16 +30,19 @@ from typing import Any
 import structlog
 
 from py_volcano.aio import wait_any, wait_or_stop
-from py_volcano.api import DEFAULT_QUEUE, CycleResult, JobID, PodGroupPhase
+from py_volcano.api import DEFAULT_QUEUE, HARD_SHARDING, CycleResult, JobID, PodGroupPhase
 from py_volcano.cache import (
     INFORMED_KINDS,
     KOPF_KINDS,
     QUEUES,
+    AccessReviewer,
     ApiClient,
     ApplyReport,
     Backoff,
     Binder,
     LeaderElector,
+    NodeShardPoller,
+    NodeUsagePoller,
     StatusWriter,
     Store,
     inform,
@@ -48,9 +51,10 @@ from py_volcano.cache import (
 )
 from py_volcano.controller import PodGroupController
 from py_volcano.errors import ApiError, ConfigError
-from py_volcano.framework import PluginMemory, Registry, SchedulerConf, run_cycle
+from py_volcano.framework import PluginMemory, Registry, SchedulerConf, run_cycle, shares_backlog
 from py_volcano.metrics import Metrics, serve
 from py_volcano.registry import default_registry, load_conf
+from py_volcano.serving import TlsFiles, serve_secure
 from py_volcano.settings import Settings
 
 __all__ = ["ConfFile", "Runner", "run"]
@@ -63,6 +67,9 @@ _SPARE_CONNECTIONS = 8
 
 EXIT_FAILED = 1
 EXIT_INVALID = 2
+
+#: The HTTP endpoints' tasks, stopped last.
+_HTTP_SERVERS = ("metrics-server", "secure-metrics-server")
 
 #: Seconds shutdown waits for each step (status flush, watches) before going on.
 _SHUTDOWN_STEP_TIMEOUT = 10.0
@@ -188,6 +195,13 @@ class Runner:
         self._backoff_conf = 0
         self._started = time.monotonic()
         self.memory = PluginMemory(self.wall_clock())
+        self.node_usage = NodeUsagePoller(self.store, lambda: self.conf.conf.metrics, clock=self.wall_clock)
+        shard = settings.shard
+        self.shard_poller = (
+            NodeShardPoller(client, self.store, name=shard.name, period=shard.period)
+            if shard.mode == HARD_SHARDING
+            else None
+        )
         self._reads_clock = False
 
     def wall_clock(self) -> datetime:
@@ -257,12 +271,16 @@ class Runner:
             server=self.client.server,
             scheduler_name=self.settings.cycle.scheduler_name,
             leader_election=self.leader is not None,
+            sharding=self.settings.shard.mode,
         )
         if self.leader is not None:
             self.spawn("leader-election", self.leader.run(self.leader_stop))
         self.spawn("status-writer", self.status.run())
-        self.spawn("metrics-server", serve(self.metrics, self.settings.metrics.listen_address, ready=self.ready))
+        self._serve_http()
         self.spawn("scheduling-loop", self.loop(), finishes=True)
+        self.spawn("node-usage", self.node_usage.run(self.watch_stop))
+        if self.shard_poller is not None:
+            self.spawn("node-shard", self.shard_poller.run(self.watch_stop))
         if self.controller is not None:
             self.spawn("podgroup-controller", self.controller.run(self.stop))
         watching = self.settings.watching
@@ -309,10 +327,27 @@ class Runner:
             await self.leader.release()
         self.watch_stop.set()
         self.tasks["status-writer"].cancel()
-        await self._wait_tasks(name for name in self.tasks if name != "metrics-server")
+        await self._wait_tasks(name for name in self.tasks if name not in _HTTP_SERVERS)
         # /metrics and /healthz go last: they answer for as long as the process does.
-        self.tasks["metrics-server"].cancel()
-        await self._wait_tasks(["metrics-server"])
+        servers = [name for name in _HTTP_SERVERS if name in self.tasks]
+        for name in servers:
+            self.tasks[name].cancel()
+        await self._wait_tasks(servers)
+
+    def _serve_http(self) -> None:
+        """Spawn the plain endpoint and, with --secure-listen-address, the secure /metrics one."""
+        settings = self.settings.metrics
+        secure = settings.secure_listen_address
+        self.spawn(
+            "metrics-server",
+            serve(self.metrics, settings.listen_address, ready=self.ready, with_metrics=secure is None),
+        )
+        if secure is not None:
+            files = None
+            if settings.tls_cert_file is not None and settings.tls_key_file is not None:
+                files = TlsFiles(settings.tls_cert_file, settings.tls_key_file)
+            reviewer = AccessReviewer(self.client)
+            self.spawn("secure-metrics-server", serve_secure(self.metrics, secure, reviewer=reviewer, files=files))
 
     async def _wait_tasks(self, names: Iterable[str]) -> None:
         pending = [self.tasks[name] for name in names if not self.tasks[name].done()]
@@ -352,8 +387,8 @@ class Runner:
         the next cycle `min_cycle_gap` after the last one began instead of a period after, as
         kube-scheduler takes a pod up as soon as it is queued; a burst then runs cycles back to back.
 
-        A bounded run ends where its next cycle would begin: the last cycle's period is waited out
-        too, so /metrics shows the last cycle for one period before the process stops. Bounded runs
+        A bounded run ends a whole period after its last cycle ended (its binds observed), so /metrics
+        shows the last cycle for one period before the process stops, however long the cycle took. Bounded runs
         always wait the whole period (scenario replays count on one cycle per period).
         """
         if not await self.wait_synced():
@@ -369,6 +404,8 @@ class Runner:
                 self.cycles_run += 1
                 if limit is not None and outcome is not None:
                     await self.wait_observed(*outcome)
+                if limit is not None and self.cycles_run >= limit:
+                    started = time.monotonic()  # the last cycle stays on /metrics a whole period, however long it took
             if await self._wait_next(started + gap, started + period):
                 break
         if limit is not None and self.cycles_run >= limit:
@@ -409,7 +446,8 @@ class Runner:
         self._last_input = (self.store.generation, id(conf))
         skip = self._backed_off(conf)
         with _collector_paused():
-            snapshot = self.store.snapshot()
+            shared = skip if shares_backlog(conf) else frozenset()  # docs/semantics.md, "Backoff of unschedulable jobs"
+            snapshot = self.store.snapshot(backlog=shared, token=conf)
             jobs, nodes = len(snapshot.jobs), len(snapshot.nodes)
             began = time.perf_counter()
             result = await asyncio.to_thread(

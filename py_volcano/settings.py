@@ -18,6 +18,7 @@ __all__ = [
     "LeaderSettings",
     "MetricsSettings",
     "Settings",
+    "ShardSettings",
     "WatchingSettings",
 ]
 
@@ -111,10 +112,24 @@ class BindingSettings:
 
 @dataclass(slots=True, frozen=True)
 class MetricsSettings:
-    """The HTTP endpoint for /metrics, /healthz and /readyz."""
+    """The HTTP endpoints: /healthz and /readyz in plain HTTP, /metrics in plain HTTP or behind TLS and
+    delegated authentication and authorization (docs/operations.md, "Scraping /metrics")."""
 
-    listen_address: str = "0.0.0.0:8080"
-    """`host:port` to listen on."""
+    listen_address: str = "127.0.0.1:8080"
+    """`host:port` of the plain endpoint: /healthz, /readyz, and /metrics unless served securely. Loopback
+    by default, so a scheduler started by hand exposes nothing; the chart listens on every interface for
+    the kubelet's probes."""
+
+    secure_listen_address: str | None = None
+    """`host:port` where /metrics is served over HTTPS, each request's bearer token checked with a
+    TokenReview and its user with a SubjectAccessReview; None serves /metrics on `listen_address`."""
+
+    tls_cert_file: Path | None = None
+    """PEM certificate (chain) of the secure endpoint, re-read when it changes; None with `tls_key_file`
+    None: a self-signed certificate made at start, kept in memory."""
+
+    tls_key_file: Path | None = None
+    """PEM private key of `tls_cert_file`."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -154,6 +169,20 @@ class ControllerSettings:
 
 
 @dataclass(slots=True, frozen=True)
+class ShardSettings:
+    """Which nodes this instance places pods on (Volcano's node sharding; docs/operations.md, "Shards")."""
+
+    mode: str = "none"
+    """`none`: every node; `hard`: only the nodes NodeShard `name` lists in `spec.nodesDesired`."""
+
+    name: str = "py-volcano"
+    """The NodeShard this instance owns (Volcano's `--scheduler-sharding-name`)."""
+
+    period: float = 5.0
+    """Seconds between two reads of the NodeShard: how soon a change of its nodes takes effect."""
+
+
+@dataclass(slots=True, frozen=True)
 class Settings:
     """Everything `py-volcano run` is configured with."""
 
@@ -167,6 +196,7 @@ class Settings:
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     leader: LeaderSettings = field(default_factory=LeaderSettings)
     controller: ControllerSettings = field(default_factory=ControllerSettings)
+    shard: ShardSettings = field(default_factory=ShardSettings)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Settings:
@@ -187,11 +217,17 @@ class Settings:
                 flush_after=args.pod_max_unschedulable_seconds,
             ),
             binding=BindingSettings(concurrency=args.bind_concurrency),
-            metrics=MetricsSettings(listen_address=args.listen_address),
+            metrics=MetricsSettings(
+                listen_address=args.listen_address,
+                secure_listen_address=args.secure_listen_address,
+                tls_cert_file=Path(args.tls_cert_file) if args.tls_cert_file else None,
+                tls_key_file=Path(args.tls_private_key_file) if args.tls_private_key_file else None,
+            ),
             leader=LeaderSettings(
                 enabled=args.leader_elect,
                 namespace=args.leader_elect_namespace,
                 lease_name=args.leader_elect_lease_name,
             ),
             controller=ControllerSettings(enabled=args.podgroup_controller),
+            shard=ShardSettings(mode=args.scheduler_sharding_mode, name=args.scheduler_sharding_name),
         )

@@ -1,8 +1,16 @@
 """Data the scheduler reasons about: resources, tasks, jobs, nodes, queues, snapshots, manifests, cycle results."""
 
-from py_volcano.api.cluster_info import ClusterInfo, SkippedPod, shadow_group_name
+from py_volcano.api.backlog import Backlog, BacklogJob, QueueBacklog
+from py_volcano.api.cluster_info import ClusterInfo, SkippedPod, job_id_of, shadow_group_name
 from py_volcano.api.disruption import disruptions_allowed, scaled
 from py_volcano.api.duration import parse_duration
+from py_volcano.api.hypernodes import (
+    CLUSTER_TOP_HYPER_NODE,
+    HyperNodeSpec,
+    HyperNodeTopology,
+    NetworkTopologySpec,
+    parse_hyper_node,
+)
 from py_volcano.api.job_info import FitErrors, JobInfo, PodGroupSpec, TaskInfo, Toleration
 from py_volcano.api.manifests import (
     GROUP_NAME_ANNOTATION,
@@ -26,6 +34,26 @@ from py_volcano.api.manifests import (
 )
 from py_volcano.api.node_arrays import FloatArray, MaskArray, NodeArrays
 from py_volcano.api.node_info import NodeInfo, NodeSpec, Taint
+from py_volcano.api.node_shards import (
+    HARD_SHARDING,
+    NODE_SHARD_PATH,
+    NONE_SHARDING,
+    SHARDING_MODES,
+    NodeShardSpec,
+    parse_node_shard,
+)
+from py_volcano.api.node_usage import METRICS_PERIOD, MetricsConf, NodeUsage
+from py_volcano.api.numatopology import (
+    CPU_MANAGER_POLICY,
+    NUMA_POLICY_ANNOTATION,
+    TOPOLOGY_MANAGER_POLICY,
+    CpuInfo,
+    NumaResource,
+    NumaTopology,
+    PinnedContainer,
+    parse_cpuset,
+    parse_numatopology,
+)
 from py_volcano.api.preemption_marks import (
     JDB_MAX_UNAVAILABLE,
     JDB_MIN_AVAILABLE,
@@ -82,11 +110,14 @@ from py_volcano.api.types import (
 )
 
 __all__ = [
+    "CLUSTER_TOP_HYPER_NODE",
     "CPU",
+    "CPU_MANAGER_POLICY",
     "DEFAULT_QUEUE",
     "EXPLAIN_ANNOTATION",
     "GANG_READY",
     "GROUP_NAME_ANNOTATION",
+    "HARD_SHARDING",
     "HIERARCHY_ANNOTATION",
     "HIERARCHY_WEIGHTS_ANNOTATION",
     "HOSTNAME_LABEL",
@@ -94,10 +125,14 @@ __all__ = [
     "JDB_MAX_UNAVAILABLE",
     "JDB_MIN_AVAILABLE",
     "MEMORY",
+    "METRICS_PERIOD",
     "MIN_RESOURCE",
     "NAMESPACE_NAME_LABEL",
+    "NODE_SHARD_PATH",
+    "NONE_SHARDING",
     "NOT_ENOUGH_PODS",
     "NOT_ENOUGH_RESOURCES",
+    "NUMA_POLICY_ANNOTATION",
     "PODS",
     "POD_SCHEDULER_ERROR",
     "POD_UNSCHEDULABLE",
@@ -107,32 +142,47 @@ __all__ = [
     "REVOCABLE_ZONE_KEY",
     "ROOT_QUEUE",
     "SCHEDULED",
+    "SHARDING_MODES",
+    "TOPOLOGY_MANAGER_POLICY",
     "UNSCHEDULABLE",
     "ZERO",
+    "Backlog",
+    "BacklogJob",
     "ClusterInfo",
     "ConditionUpdate",
+    "CpuInfo",
     "CycleResult",
     "DimensionDefault",
     "FitErrors",
     "FloatArray",
+    "HyperNodeSpec",
+    "HyperNodeTopology",
     "JobBudget",
     "JobID",
     "JobInfo",
     "JobWait",
     "MaskArray",
+    "MetricsConf",
+    "NetworkTopologySpec",
     "NodeArrays",
     "NodeGroupAffinity",
     "NodeInfo",
+    "NodeShardSpec",
     "NodeSpec",
+    "NodeUsage",
+    "NumaResource",
+    "NumaTopology",
     "OwnerRef",
     "ParsedPod",
     "PdbSpec",
+    "PinnedContainer",
     "PodAffinityTerm",
     "PodGroupPhase",
     "PodGroupSpec",
     "PodGroupStatus",
     "PodWait",
     "PriorityClassSpec",
+    "QueueBacklog",
     "QueueFigures",
     "QueueID",
     "QueueInfo",
@@ -154,14 +204,19 @@ __all__ = [
     "is_allocated_status",
     "is_preemptable_status",
     "job_budget",
+    "job_id_of",
     "job_preemptable",
     "match_expression",
     "match_label_selector",
     "match_node_selector_term",
     "node_revocable_zone",
+    "parse_cpuset",
     "parse_duration",
     "parse_go_bool",
+    "parse_hyper_node",
     "parse_node",
+    "parse_node_shard",
+    "parse_numatopology",
     "parse_object",
     "parse_pdb",
     "parse_pod",

@@ -1,7 +1,8 @@
 """ClusterInfo: one snapshot of the cluster, assembled from parsed specs into fresh Job/Node infos.
 
 A snapshot owns every mutable object in it (tasks are cloned from the parsed pods), so a scheduling
-cycle can change it freely without touching the store it came from.
+cycle can change it freely without touching the store it came from; the one exception is its
+`backlog`, jobs that no action or plugin changes, shared with the snapshots before and after it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from py_volcano.api.backlog import Backlog
+from py_volcano.api.hypernodes import HyperNodeTopology
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
 from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, ResourceQuotaSpec
 from py_volcano.api.node_info import NodeInfo, NodeSpec
@@ -16,7 +19,7 @@ from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
 from py_volcano.api.results import POD_UNSCHEDULABLE
 from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
 
-__all__ = ["ClusterInfo", "SkippedPod", "shadow_group_name"]
+__all__ = ["ClusterInfo", "SkippedPod", "job_id_of", "shadow_group_name"]
 
 _TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
@@ -24,6 +27,12 @@ _TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 def shadow_group_name(pod_uid: str) -> str:
     """Return the name of the one-pod group of a pod that names no PodGroup."""
     return f"podgroup-{pod_uid}"
+
+
+def job_id_of(pod: ParsedPod) -> JobID:
+    """Return the id of the job a pod belongs to: its PodGroup's, else its one-pod group's."""
+    namespace = pod.task.namespace
+    return JobID(f"{namespace}/{pod.group}" if pod.group else f"{namespace}/{shadow_group_name(pod.uid)}")
 
 
 @dataclass(slots=True, frozen=True)
@@ -52,6 +61,12 @@ class ClusterInfo:
     warnings: list[str] = field(default_factory=list)
     skipped_pods: list[SkippedPod] = field(default_factory=list)
     invalid_queues: dict[str, str] = field(default_factory=dict)
+    hyper_nodes: HyperNodeTopology | None = None
+    """The HyperNode tree over `nodes` (same order); None when the cluster has no HyperNode."""
+    backlog: Backlog = field(default_factory=Backlog)
+    """The jobs of `jobs` shared with other snapshots, unchanged and left out of every walk (`Backlog`)."""
+    shard_nodes: frozenset[str] | None = None
+    """The nodes this instance may place pods on (its NodeShard's `spec.nodesDesired`); None: every node."""
 
     @classmethod
     def build(
@@ -69,12 +84,14 @@ class ClusterInfo:
         skipped_pods: Iterable[SkippedPod] = (),
         invalid_queues: Mapping[str, str] | None = None,
         invalid_pod_groups: Mapping[str, str] | None = None,
+        backlog: Backlog | None = None,
     ) -> ClusterInfo:
         """Assemble a snapshot; a pod naming a missing PodGroup or a group naming a missing queue is warned about.
 
         `skipped_pods` are pods of this scheduler the caller could not parse; `invalid_queues` and
         `invalid_pod_groups` the parse errors of Queues (by name) and PodGroups (by `ns/name`), so a job
-        or pod that names one is told why it waits.
+        or pod that names one is told why it waits. Every job of `backlog` is taken as it is, in the place
+        its PodGroup (or, for a pod without one, its pod) has in the listing; its pods are not read again.
         """
         info = cls(priority_classes=dict(priority_classes), pdbs=list(pdbs), resource_quotas=list(resource_quotas))
         info.skipped_pods = list(skipped_pods)
@@ -83,14 +100,26 @@ class ClusterInfo:
         info.queues = {queue.uid: queue for queue in queues}
         if DEFAULT_QUEUE not in info.queues:
             info.queues[QueueID(DEFAULT_QUEUE)] = QueueInfo(name=DEFAULT_QUEUE)
+        reused = backlog.entries if backlog is not None else {}
         for spec in pod_groups:
-            info._add_job(spec)
+            entry = reused.get(spec.key)
+            if entry is not None:
+                info.jobs[spec.key] = entry.job
+            else:
+                info._add_job(spec)
         foreign: set[JobID] = set()
         for parsed in pods:
+            if reused:
+                entry = reused.get(job_id_of(parsed))
+                if entry is not None:
+                    info.jobs.setdefault(entry.job.uid, entry.job)
+                    continue
             info._add_pod(parsed, scheduler_name, shadow_phases or {}, invalid_pod_groups or {})
             if parsed.group and parsed.scheduler_name != scheduler_name:
                 foreign.add(JobID(f"{parsed.task.namespace}/{parsed.group}"))
         info._drop_foreign_jobs(foreign)
+        if backlog is not None:
+            info.backlog = backlog
         return info
 
     def _drop_foreign_jobs(self, referenced: set[JobID]) -> None:

@@ -8,8 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
+from py_volcano.api.hypernodes import NetworkTopologySpec
+from py_volcano.api.numatopology import PinnedContainer
 from py_volcano.api.resource_info import Resource
 from py_volcano.api.topology_spread import TopologySpreadConstraint
 from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskID, TaskStatus, is_allocated_status
@@ -47,6 +50,8 @@ class TaskInfo:
         "affinity",
         "annotations",
         "best_effort",
+        "bind_annotations",
+        "container_limits",
         "creation",
         "host_ports",
         "index",
@@ -57,10 +62,12 @@ class TaskInfo:
         "namespace",
         "node_name",
         "node_selector",
+        "pinned_cpus",
         "preemptable",
         "preemption_never",
         "priority",
         "priority_class_name",
+        "resource_claims",
         "resreq",
         "role",
         "schedulable",
@@ -96,6 +103,9 @@ class TaskInfo:
         role: str = "",
         scheduled_at: float | None = None,
         topology_spread: tuple[TopologySpreadConstraint, ...] = (),
+        pinned_cpus: tuple[PinnedContainer, ...] | None = None,
+        container_limits: tuple[Resource, ...] = (),
+        resource_claims: tuple[str, ...] = (),
     ) -> None:
         self.uid = uid
         self.name = name
@@ -123,7 +133,15 @@ class TaskInfo:
         self.role = role
         self.scheduled_at = scheduled_at  # when PodScheduled turned True (epoch s); cdp reads it
         self.topology_spread = topology_spread
+        self.pinned_cpus = pinned_cpus  # whole CPUs per container of a Guaranteed pod (numa-aware)
         self.index = _name_index(name)
+        #: Each regular container's limits, when some container limits a scalar resource (deviceshare's
+        #: vGPU requests are per container); empty otherwise.
+        self.container_limits = container_limits
+        self.resource_claims = resource_claims  # names of spec.resourceClaims (Dynamic Resource Allocation)
+        #: Pod annotations this placement writes before the bind (deviceshare's device choice); a plugin
+        #: replaces the map, never mutates it, so clones may share it.
+        self.bind_annotations: Mapping[str, str] = _NO_ANNOTATIONS
 
     def clone(self) -> TaskInfo:
         """Return a copy whose status and node can change independently.
@@ -135,6 +153,8 @@ class TaskInfo:
         copy.affinity = self.affinity
         copy.annotations = self.annotations
         copy.best_effort = self.best_effort
+        copy.bind_annotations = self.bind_annotations
+        copy.container_limits = self.container_limits
         copy.creation = self.creation
         copy.host_ports = self.host_ports
         copy.index = self.index
@@ -145,10 +165,12 @@ class TaskInfo:
         copy.namespace = self.namespace
         copy.node_name = self.node_name
         copy.node_selector = self.node_selector
+        copy.pinned_cpus = self.pinned_cpus
         copy.preemptable = self.preemptable
         copy.preemption_never = self.preemption_never
         copy.priority = self.priority
         copy.priority_class_name = self.priority_class_name
+        copy.resource_claims = self.resource_claims
         copy.resreq = self.resreq
         copy.role = self.role
         copy.schedulable = self.schedulable
@@ -171,6 +193,7 @@ class TaskInfo:
 
 
 _new_task = object.__new__
+_NO_ANNOTATIONS: Mapping[str, str] = MappingProxyType({})
 
 
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
@@ -208,6 +231,8 @@ class PodGroupSpec:
     """`spec.minResources` as written, name -> amount in base units: quota names (`requests.cpu`,
     `count/pods`), which `min_resources` leaves out, included (the resourcequota plugin compares them)."""
     labels: Mapping[str, str] = field(default_factory=dict)
+    network_topology: NetworkTopologySpec | None = None
+    """`spec.networkTopology`: the job is placed inside one hypernode (hard) or prefers one (soft)."""
 
     @property
     def key(self) -> JobID:

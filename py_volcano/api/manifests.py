@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+from py_volcano.api.hypernodes import parse_network_topology
 from py_volcano.api.job_info import PodGroupSpec, TaskInfo, Toleration
 from py_volcano.api.node_info import NodeSpec, Taint
+from py_volcano.api.numatopology import pinned_cpus
 from py_volcano.api.quantity import parse_quantity
 from py_volcano.api.queue_info import DEFAULT_QUEUE, NodeGroupAffinity, QueueInfo
 from py_volcano.api.resource_info import Resource
@@ -20,7 +22,9 @@ from py_volcano.api.shapes import ShapeError, check_affinity, check_amount, chec
 from py_volcano.api.topology_spread import topology_spread_constraints
 from py_volcano.api.types import PodGroupPhase, QueueState, TaskID, TaskStatus
 from py_volcano.errors import (
+    InvalidHyperNode,
     InvalidNode,
+    InvalidNumatopology,
     InvalidPod,
     InvalidPodDisruptionBudget,
     InvalidPodGroup,
@@ -223,6 +227,8 @@ _ERRORS: dict[str, type[ObjectError]] = {
         InvalidPriorityClass,
         InvalidPodDisruptionBudget,
         InvalidResourceQuota,
+        InvalidHyperNode,
+        InvalidNumatopology,
     )
 }
 _NAMESPACED = frozenset({"Pod", "PodGroup", "PodDisruptionBudget", "ResourceQuota"})
@@ -256,6 +262,30 @@ def _container_requests(container: Mapping[str, Any], name: str, path: str) -> R
     requests = dict(limits)
     requests.update(_dict(resources.get("requests"), InvalidPod, name, f"{path}.resources.requests"))
     return _resources(requests, InvalidPod, name, f"{path}.resources.requests")
+
+
+def _container_limits(spec: Mapping[str, Any], name: str) -> tuple[Resource, ...]:
+    """Each regular container's limits, when some container limits a scalar resource; else ()."""
+    limits: list[Mapping[str, Any]] = []
+    for i, container in enumerate(_containers(spec, "containers", name)):
+        path = f"spec.containers[{i}].resources"
+        resources = _dict(container.get("resources"), InvalidPod, name, path)
+        limits.append(_dict(resources.get("limits"), InvalidPod, name, f"{path}.limits"))
+    if not any("/" in key for container in limits for key in container):
+        return ()
+    return tuple(
+        _resources(container, InvalidPod, name, f"spec.containers[{i}].resources.limits")
+        for i, container in enumerate(limits)
+    )
+
+
+def _resource_claims(spec: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    """The names of the pod's `spec.resourceClaims` (Dynamic Resource Allocation)."""
+    claims = _list(spec.get("resourceClaims"), InvalidPod, name, "spec.resourceClaims")
+    for i, claim in enumerate(claims):
+        if not isinstance(claim, Mapping) or not isinstance(claim.get("name"), str):
+            raise InvalidPod(name, f"spec.resourceClaims[{i}].name", "expected a claim with a name")
+    return tuple(claim["name"] for claim in claims)
 
 
 def _containers(spec: Mapping[str, Any], key: str, name: str) -> list[Mapping[str, Any]]:
@@ -419,6 +449,9 @@ def parse_pod(
         role=str(annotations.get(TASK_SPEC_ANNOTATION, "")),
         scheduled_at=_scheduled_at(status),
         topology_spread=topology_spread_constraints(spec, labels, name),
+        pinned_cpus=pinned_cpus(spec, name),
+        container_limits=_container_limits(spec, name),
+        resource_claims=_resource_claims(spec, name),
     )
     return ParsedPod(
         task=task,
@@ -466,6 +499,7 @@ def parse_node(obj: Mapping[str, Any]) -> NodeSpec:
         taints=tuple(taints),
         unschedulable=bool(spec.get("unschedulable")),
         ready=ready,
+        annotations=_shaped(check_string_map, _meta(obj).get("annotations"), InvalidNode, name, "metadata.annotations"),
     )
 
 
@@ -527,7 +561,8 @@ def _node_group_affinity(value: object, name: str) -> NodeGroupAffinity | None:
 
 
 def parse_pod_group(obj: Mapping[str, Any], *, creation: float = 0.0) -> PodGroupSpec:
-    """Parse a PodGroup: minMember, minResources, minTaskMember, queue, priorityClassName, phase, annotations."""
+    """Parse a PodGroup: minMember, minResources, minTaskMember, queue, priorityClassName, networkTopology,
+    phase, annotations."""
     name = _require_name(obj, InvalidPodGroup, namespaced=True)
     meta = _meta(obj)
     spec = _dict(obj.get("spec"), InvalidPodGroup, name, "spec")
@@ -558,6 +593,7 @@ def parse_pod_group(obj: Mapping[str, Any], *, creation: float = 0.0) -> PodGrou
         conditions=tuple(c for c in conditions if isinstance(c, Mapping)),
         annotations=_shaped(check_string_map, meta.get("annotations"), InvalidPodGroup, name, "metadata.annotations"),
         labels=_shaped(check_string_map, meta.get("labels"), InvalidPodGroup, name, "metadata.labels"),
+        network_topology=parse_network_topology(spec.get("networkTopology"), name),
     )
 
 

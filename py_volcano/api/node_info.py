@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 import structlog
 
 from py_volcano.api.job_info import TaskInfo
+from py_volcano.api.node_usage import NodeUsage
+from py_volcano.api.numatopology import NumaTopology
 from py_volcano.api.resource_info import MIN_RESOURCE, Resource
 from py_volcano.api.types import TaskID, TaskStatus
 
@@ -46,6 +48,7 @@ class NodeSpec:
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
     ready: bool = True
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 class NodeInfo:
@@ -59,6 +62,7 @@ class NodeInfo:
         "index",
         "labels",
         "name",
+        "numa",
         "pipelined",
         "pipelined_pods",
         "ready",
@@ -68,6 +72,7 @@ class NodeInfo:
         "taints",
         "tasks",
         "unschedulable",
+        "usage",
         "used",
         "used_pods",
     )
@@ -91,10 +96,16 @@ class NodeInfo:
         self.tasks: dict[TaskID, TaskInfo] = {}
         self.index = -1
         self._arrays: NodeArrays | None = None
+        self.usage: NodeUsage | None = None
+        """Measured CPU and memory load (the cache's metrics poller); None when never measured."""
+        self.numa: NumaTopology | None = None
+        """The node's Numatopology (nodeinfo.volcano.sh), read by numa-aware; None when it has none."""
 
     def clone(self) -> NodeInfo:
         """Return a copy with cloned tasks and no arrays attached."""
         copy = NodeInfo(self.spec)
+        copy.usage = self.usage
+        copy.numa = self.numa
         for task in self.tasks.values():
             copy.add_task(task)
         return copy

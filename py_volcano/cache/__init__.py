@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from py_volcano.cache.client import ApiClient, Credentials, api_failure, load_credentials, status_message
     from py_volcano.cache.informer import INFORMED_KINDS, inform
     from py_volcano.cache.leader import LeaderElector
+    from py_volcano.cache.node_usage import NodeUsagePoller
+    from py_volcano.cache.reviews import AccessReviewer
+    from py_volcano.cache.shards import NodeShardPoller, sync_node_shards
     from py_volcano.cache.status import StatusWriter
     from py_volcano.cache.watchers import KOPF_KINDS, resync, watch
 
@@ -26,6 +29,7 @@ __all__ = [
     "KINDS",
     "KOPF_KINDS",
     "QUEUES",
+    "AccessReviewer",
     "ApiClient",
     "ApplyReport",
     "Backoff",
@@ -33,6 +37,8 @@ __all__ = [
     "Credentials",
     "Kind",
     "LeaderElector",
+    "NodeShardPoller",
+    "NodeUsagePoller",
     "StatusWriter",
     "Store",
     "api_failure",
@@ -40,6 +46,7 @@ __all__ = [
     "load_credentials",
     "resync",
     "status_message",
+    "sync_node_shards",
     "watch",
 ]
 
@@ -56,6 +63,10 @@ _IO_MODULES = {
     "INFORMED_KINDS": "informer",
     "inform": "informer",
     "LeaderElector": "leader",
+    "AccessReviewer": "reviews",
+    "NodeUsagePoller": "node_usage",
+    "NodeShardPoller": "shards",
+    "sync_node_shards": "shards",
     "StatusWriter": "status",
     "KOPF_KINDS": "watchers",
     "resync": "watchers",

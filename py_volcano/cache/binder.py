@@ -1,10 +1,16 @@
 """Applying a cycle's decisions: binds through pods/binding, evictions through policy/v1 Eviction.
 
-Every bind is assumed in the store before it is sent and rolled back when it fails; every eviction
-marks its pod Releasing before it is sent and unmarks it when refused. A PodDisruptionBudget refusing
-an eviction (429) is not an error: the pod stays, the eviction counts as blocked, a later cycle may
-try again. Calls run concurrently, at most `concurrency` at once, and each checks leadership just
-before it is sent, so a leader that lost its Lease stops binding at once.
+Every bind is assumed in the store before it is sent and rolled back when it is refused; a failure
+after which the Binding may have been written (no answer, 500, 504, a 409 from an unreachable etcd or
+for a pod already bound) keeps the assumption until the store sees the pod bound or a later LIST shows
+it unbound. A placement that carries pod annotations (deviceshare's devices) PATCHes them onto the pod
+first, and a failed PATCH sends no bind. Once a call finds the API server unreachable (no answer, 429,
+503) the rest of the batch is not sent (rolled back, retried by the next cycle) and the batch logs one
+`api_server_unreachable` line instead of one error per pod.
+Every eviction marks its pod Releasing before it is sent and unmarks it when refused.
+A PodDisruptionBudget refusing an eviction (429) is not an error: the pod stays, the eviction counts
+as blocked, a later cycle may try again. Calls run concurrently, at most `concurrency` at once, and
+each checks leadership just before it is sent, so a leader that lost its Lease stops binding at once.
 """
 
 from __future__ import annotations
@@ -18,10 +24,11 @@ import structlog
 
 from py_volcano.api import TaskInfo
 from py_volcano.cache.client import ApiClient, api_failure, never_sent
+from py_volcano.cache.status import STRATEGIC_MERGE_PATCH
 from py_volcano.cache.store import Store
 from py_volcano.errors import ApiError, BindError, EvictError
 
-__all__ = ["ApplyReport", "Binder", "bind_pod", "evict_pod"]
+__all__ = ["ApplyReport", "Binder", "annotate_pod", "bind_outcome", "bind_pod", "evict_pod", "unreachable"]
 
 log = structlog.get_logger(__name__)
 
@@ -48,6 +55,24 @@ async def bind_pod(client: ApiClient, task: TaskInfo, node: str) -> None:
         raise api_failure(BindError, what, status=status, body=answer)
 
 
+async def annotate_pod(client: ApiClient, task: TaskInfo) -> None:
+    """PATCH `task.bind_annotations` onto the pod (a strategic merge of metadata.annotations, its uid as a
+    precondition); BindError (with status) when the API server does not accept it."""
+    body = {"metadata": {"uid": str(task.uid), "annotations": dict(task.bind_annotations)}}
+    what = f"annotate {task.key} before binding"
+    try:
+        status, answer = await client.request(
+            "PATCH",
+            f"/api/v1/namespaces/{task.namespace}/pods/{task.name}",
+            body=body,
+            content_type=STRATEGIC_MERGE_PATCH,
+        )
+    except ApiError as exc:
+        raise api_failure(BindError, what, body=str(exc)) from exc
+    if status != 200:
+        raise api_failure(BindError, what, status=status, body=answer)
+
+
 async def evict_pod(client: ApiClient, task: TaskInfo) -> bool:
     """POST an Eviction of `task`; True when accepted (or the pod is already gone), False when a
     PodDisruptionBudget blocks it (429); EvictError otherwise."""
@@ -71,20 +96,47 @@ async def evict_pod(client: ApiClient, task: TaskInfo) -> bool:
     raise api_failure(EvictError, what, status=status, body=answer)
 
 
+#: Answers after which a Binding may have been written anyway (the API server or etcd failed mid-way).
+_UNCLEAR_STATUSES = frozenset({500, 504})
+#: Words of a 409 that is no refusal: etcd was unreachable (the write may have committed), or the pod is
+#: already bound (by an earlier call whose answer was lost, or by another scheduler).
+_UNCLEAR_CONFLICTS = ("rpc error", "etcdserver:", "already assigned", "already bound")
+#: Answers that say the API server takes no calls now; with no answer at all: the API server is unreachable.
+_UNAVAILABLE_STATUSES = frozenset({429, 503})
+
+
 def _outcome(error: ApiError) -> bool | None:
     """False when the call certainly failed (an answer, or no connection), None when it may have worked."""
     return False if error.status is not None or never_sent(error) else None
 
 
+def bind_outcome(error: BindError) -> bool | None:
+    """False when the Binding was certainly not written (a definite refusal, 429, 503, or no connection),
+    None when it may have been (no answer, 500, 504, an etcd-unavailable or already-bound 409)."""
+    if error.status is None:
+        return False if never_sent(error) else None
+    if error.status in _UNCLEAR_STATUSES:
+        return None
+    message = str(error)
+    return None if error.status == 409 and any(word in message for word in _UNCLEAR_CONFLICTS) else False
+
+
+def unreachable(error: ApiError) -> bool:
+    """Return whether a failed call says the API server cannot take calls now (no answer, 429, 503)."""
+    return error.status is None or error.status in _UNAVAILABLE_STATUSES
+
+
 @dataclass(slots=True)
 class ApplyReport:
-    """What happened to one cycle's decisions: pods bound, binds refused (with why), calls not sent
-    (leadership gone), and each eviction's outcome (`success`, `blocked`, `error`)."""
+    """What happened to one cycle's decisions: pods bound, binds failed (with why), calls not sent
+    (leadership gone, or the API server found unreachable), each eviction's outcome (`success`,
+    `blocked`, `error`), and the calls that found the API server unreachable (with why, first first)."""
 
     bound: list[str] = field(default_factory=list)
     bind_errors: dict[str, str] = field(default_factory=dict)
     not_sent: list[str] = field(default_factory=list)
     evictions: dict[str, str] = field(default_factory=dict)
+    unreachable: dict[str, str] = field(default_factory=dict)
 
 
 class Binder:
@@ -122,7 +174,7 @@ class Binder:
         for task, _ in evictions:
             self.store.mark_releasing(task.key)
         for task, node in binds:
-            self.store.assume(task.key, node)
+            self.store.assume(task.key, node, task.bind_annotations)
         return asyncio.create_task(self._send(binds, evictions), name="apply-decisions")
 
     async def _send(
@@ -133,21 +185,41 @@ class Binder:
             *(self._evict(task, reason, report) for task, reason in evictions),
             *(self._bind(task, node, report) for task, node in binds),
         )
+        if report.unreachable:
+            log.error(
+                "api_server_unreachable",
+                failed=len(report.unreachable),
+                not_sent=len(report.not_sent),
+                reason=next(iter(report.unreachable.values())),
+            )
         return report
 
     async def _bind(self, task: TaskInfo, node: str, report: ApplyReport) -> None:
         async with self._semaphore:
-            if not self.is_leader():
+            if report.unreachable or not self.is_leader():
                 self.store.bind_settled(task.key, ok=False)
                 report.not_sent.append(task.key)
                 return
+            step = "annotate"
             try:
+                if task.bind_annotations:
+                    await annotate_pod(self.client, task)
+                step = "bind"
                 await bind_pod(self.client, task, node)
             except BindError as exc:
-                self.store.bind_settled(task.key, ok=_outcome(exc))
+                # A failed PATCH sent no bind: the pod is certainly unbound and is retried next cycle.
+                ok = False if step == "annotate" else bind_outcome(exc)
+                self.store.bind_settled(task.key, ok=ok)
                 report.bind_errors[task.key] = str(exc)
                 self.on_bind(False, None)
-                log.error("bind_failed", task=task.key, node=node, status=exc.status, reason=str(exc))
+                if unreachable(exc):
+                    report.unreachable[task.key] = str(exc)
+                    log.debug("bind_failed", task=task.key, node=node, status=exc.status, reason=str(exc))
+                else:
+                    settled = "refused" if ok is False else "unclear"
+                    log.error(
+                        "bind_failed", task=task.key, node=node, status=exc.status, reason=str(exc), settled=settled
+                    )
                 return
         self.store.bind_settled(task.key, ok=True)
         report.bound.append(task.key)
@@ -157,7 +229,7 @@ class Binder:
 
     async def _evict(self, task: TaskInfo, reason: str, report: ApplyReport) -> None:
         async with self._semaphore:
-            if not self.is_leader():
+            if report.unreachable or not self.is_leader():
                 self.store.eviction_settled(task.key, ok=False)
                 report.not_sent.append(task.key)
                 return
@@ -167,7 +239,11 @@ class Binder:
                 self.store.eviction_settled(task.key, ok=_outcome(exc))
                 report.evictions[task.key] = ERROR
                 self.on_eviction(ERROR)
-                log.error("eviction_failed", task=task.key, status=exc.status, reason=str(exc))
+                if unreachable(exc):
+                    report.unreachable[task.key] = str(exc)
+                    log.debug("eviction_failed", task=task.key, status=exc.status, reason=str(exc))
+                else:
+                    log.error("eviction_failed", task=task.key, status=exc.status, reason=str(exc))
                 return
         self.store.eviction_settled(task.key, ok=accepted)
         result = SUCCESS if accepted else BLOCKED

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,8 +25,11 @@ import structlog
 from py_volcano.api import (
     POD_SCHEDULER_ERROR,
     ClusterInfo,
+    HyperNodeSpec,
+    HyperNodeTopology,
     JobID,
     NodeSpec,
+    NodeUsage,
     ParsedPod,
     PdbSpec,
     PodGroupPhase,
@@ -37,7 +40,9 @@ from py_volcano.api import (
     ResourceQuotaSpec,
     SkippedPod,
     TaskStatus,
+    parse_hyper_node,
     parse_node,
+    parse_numatopology,
     parse_object,
     parse_pdb,
     parse_pod,
@@ -47,9 +52,10 @@ from py_volcano.api import (
     parse_resource_quota,
     shadow_group_name,
 )
+from py_volcano.cache.backlog_jobs import BacklogKeeper
 from py_volcano.errors import ObjectError
 
-__all__ = ["KINDS", "Changes", "Kind", "Listing", "PodGrouping", "Store", "job_of"]
+__all__ = ["HYPER_NODES", "KINDS", "NUMATOPOLOGIES", "Changes", "Kind", "Listing", "PodGrouping", "Store", "job_of"]
 
 log = structlog.get_logger(__name__)
 
@@ -83,9 +89,21 @@ POD_GROUPS = Kind("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", T
 PRIORITY_CLASSES = Kind("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False)
 PDBS = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True)
 RESOURCE_QUOTAS = Kind("ResourceQuota", "", "v1", "resourcequotas", True)
+HYPER_NODES = Kind("HyperNode", "topology.volcano.sh", "v1alpha1", "hypernodes", False)
+NUMATOPOLOGIES = Kind("Numatopology", "nodeinfo.volcano.sh", "v1alpha1", "numatopologies", False)
 
 #: Every kind the scheduler watches; priority classes first so pods parse with their classes.
-KINDS: tuple[Kind, ...] = (PRIORITY_CLASSES, NODES, QUEUES, POD_GROUPS, PDBS, RESOURCE_QUOTAS, PODS)
+KINDS: tuple[Kind, ...] = (
+    PRIORITY_CLASSES,
+    NODES,
+    QUEUES,
+    POD_GROUPS,
+    PDBS,
+    RESOURCE_QUOTAS,
+    HYPER_NODES,
+    NUMATOPOLOGIES,
+    PODS,
+)
 
 _POD_META = (
     "name",
@@ -206,6 +224,8 @@ class Pending:
     started: float = field(default_factory=time.monotonic)
     settled: float | None = None
     unanswered: bool = False
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    """Pod annotations the bind writes first (deviceshare's devices), shown on the assumed pod meanwhile."""
 
 
 class Store:
@@ -227,6 +247,12 @@ class Store:
         self.work_arrived = asyncio.Event()
         self.grouping: PodGrouping | None = None
         self.changes = Changes()
+        self.backlog = BacklogKeeper()
+        self.node_usage: dict[str, NodeUsage] = {}
+        """Measured load per node name, written by the metrics poller (cache/node_usage.py)."""
+        self.shard_nodes: frozenset[str] | None = None
+        """The nodes of this instance's NodeShard, written by the shard poller (cache/shards.py); None: all."""
+        self._hyper_nodes: HyperNodeTopology | None = None  # resolved anew once HyperNodes or nodes change
 
     # Watch events and listings --------------------------------------------------------------------
 
@@ -279,6 +305,8 @@ class Store:
     def _note_change(self, kind: Kind, previous: Any, current: Any) -> None:
         """Note for the backoff what a change of one object (parsed before and after; None: absent or
         unusable) could help: its job, freed resources, a placed pod, or every job."""
+        if kind is NODES or kind is HYPER_NODES:
+            self._hyper_nodes = None
         changes = self.changes
         if kind is NODES:
             changes.freed = changes.freed or current is not None
@@ -356,6 +384,8 @@ class Store:
             PRIORITY_CLASSES.name: parse_priority_class,
             PDBS.name: parse_pdb,
             RESOURCE_QUOTAS.name: parse_resource_quota,
+            HYPER_NODES.name: parse_hyper_node,
+            NUMATOPOLOGIES.name: parse_numatopology,
         }
         return parsers[kind.name]
 
@@ -406,9 +436,10 @@ class Store:
 
     # Overlays of our own decisions -----------------------------------------------------------------
 
-    def assume(self, key: str, node: str) -> None:
-        """Hold pod `key` on `node` from now on, until the watch shows it bound or the bind fails."""
-        self.assumed[key] = Pending(node=node, started=self.clock())
+    def assume(self, key: str, node: str, annotations: Mapping[str, str] | None = None) -> None:
+        """Hold pod `key` on `node` (with the `annotations` its bind writes) from now on, until the watch
+        shows it bound or the bind fails."""
+        self.assumed[key] = Pending(node=node, started=self.clock(), annotations=annotations or {})
         self.touch()
 
     def bind_settled(self, key: str, *, ok: bool | None) -> None:
@@ -520,6 +551,8 @@ class Store:
             if assumed is not None and not parsed.task.node_name:
                 task = parsed.task.clone()
                 task.node_name, task.status = assumed.node, TaskStatus.BINDING
+                if assumed.annotations:
+                    task.annotations = {**task.annotations, **assumed.annotations}
                 parsed = dataclasses.replace(parsed, task=task)
             elif key in self.releasing and parsed.task.status != TaskStatus.RELEASING:
                 task = parsed.task.clone()
@@ -535,12 +568,16 @@ class Store:
             for spec in groups
         ]
 
-    def snapshot(self) -> ClusterInfo:
+    def snapshot(self, *, backlog: Collection[JobID] = frozenset(), token: object = None) -> ClusterInfo:
         """Assemble a fresh snapshot the cycle owns; unusable objects are listed in its warnings.
 
         Objects go in creation order (then name), nodes in name order: the order watch events happened
         to arrive in never shows through a cycle (where Volcano iterates Go maps, the simulator lists
         objects in creation order, and so does this).
+
+        `backlog` are the jobs the runner backed off for this cycle, under configuration `token`: those
+        whose every task is pending are shared with the snapshots before and after this one while their
+        objects do not change (`BacklogKeeper`), instead of being built again.
         """
         nodes: list[NodeSpec] = sorted(self.specs(NODES), key=lambda node: node.name)
         queues: list[QueueInfo] = sorted(self.specs(QUEUES), key=lambda queue: (queue.creation, queue.name))
@@ -550,6 +587,9 @@ class Store:
         )
         pods = sorted(self._pods(), key=lambda parsed: (parsed.task.creation, parsed.task.key))
         groups = sorted(self._pod_groups(), key=lambda group: (group.creation, group.key))
+        shared, inputs = self.backlog.prepare(
+            backlog, token=token, pods=pods, groups=groups, queues=queues, shadow_phases=self.shadow_phases
+        )
         cluster = ClusterInfo.build(
             nodes=nodes,
             pods=pods,
@@ -563,9 +603,33 @@ class Store:
             skipped_pods=self._skipped_pods(),
             invalid_queues=self._errors(QUEUES),
             invalid_pod_groups=self._errors(POD_GROUPS),
+            backlog=shared,
         )
+        self.backlog.admit(cluster, inputs)
+        for numa in self.specs(NUMATOPOLOGIES):
+            numa_node = cluster.nodes.get(numa.name)
+            if numa_node is not None:
+                numa_node.numa = numa
+        cluster.hyper_nodes = self._topology(nodes)
+        if cluster.hyper_nodes is not None:
+            cluster.warnings.extend(cluster.hyper_nodes.problems)
         cluster.warnings[:0] = [r.error for records in self.records.values() for r in records.values() if r.error]
+        cluster.shard_nodes = self.shard_nodes
+        for name, usage in self.node_usage.items():
+            node = cluster.nodes.get(name)
+            if node is not None:
+                node.usage = usage
         return cluster
+
+    def _topology(self, nodes: list[NodeSpec]) -> HyperNodeTopology | None:
+        """The HyperNode tree over `nodes` (the snapshot's, in its order), resolved once per change of a
+        HyperNode or a node; None when there is no HyperNode."""
+        if not self.records[HYPER_NODES.name]:
+            return None
+        if self._hyper_nodes is None:
+            specs: list[HyperNodeSpec] = self.specs(HYPER_NODES)
+            self._hyper_nodes = HyperNodeTopology.resolve(specs, nodes)
+        return self._hyper_nodes
 
     def _errors(self, kind: Kind) -> dict[str, str]:
         """Return the parse errors of `kind`'s unusable objects, by key."""

@@ -1,9 +1,9 @@
 """Feeding the store with the low-volume kinds: kopf `on.event` handlers for low latency, periodic LISTs
 for truth.
 
-kopf streams priority classes, Queues, PodGroups and PodDisruptionBudgets (pods and nodes, whose events
-come by the thousand, go through `informer.py`); each handler turns one event into a store update and
-returns. The PodGroup controller adds its watches of the workload kinds to the same kopf
+kopf streams priority classes, Queues, PodGroups, PodDisruptionBudgets, ResourceQuotas, HyperNodes and Numatopologies
+(pods and nodes, whose events come by the thousand, go through `informer.py`); each handler turns one
+event into a store update and returns. The PodGroup controller adds its watches of the workload kinds to the same kopf
 (`extensions`). kopf re-lists after a broken watch or a 410 Gone, but never reports what vanished meanwhile, so
 `resync` LISTs each kind and the store drops what the LIST no longer shows: at start (`Store.is_synced`,
 which the first cycle waits for), again once kopf's own initial listing of the kind is in, then every
@@ -35,13 +35,31 @@ import structlog
 from py_volcano.aio import wait_any, wait_or_stop
 from py_volcano.cache.client import ApiClient, Credentials
 from py_volcano.cache.listing import relist
-from py_volcano.cache.store import PDBS, POD_GROUPS, PRIORITY_CLASSES, QUEUES, RESOURCE_QUOTAS, Kind, Store
+from py_volcano.cache.store import (
+    HYPER_NODES,
+    NUMATOPOLOGIES,
+    PDBS,
+    POD_GROUPS,
+    PRIORITY_CLASSES,
+    QUEUES,
+    RESOURCE_QUOTAS,
+    Kind,
+    Store,
+)
 from py_volcano.settings import WatchingSettings
 
 __all__ = ["KOPF_KINDS", "build_registry", "resync", "watch"]
 
 #: The kinds kopf watches: few objects, rare changes.
-KOPF_KINDS: tuple[Kind, ...] = (PRIORITY_CLASSES, QUEUES, POD_GROUPS, PDBS, RESOURCE_QUOTAS)
+KOPF_KINDS: tuple[Kind, ...] = (
+    PRIORITY_CLASSES,
+    QUEUES,
+    POD_GROUPS,
+    PDBS,
+    RESOURCE_QUOTAS,
+    HYPER_NODES,
+    NUMATOPOLOGIES,
+)
 
 log = structlog.get_logger(__name__)
 

@@ -1,6 +1,7 @@
 """The scheduling framework: configuration, sessions, tiers and extension points, statements."""
 
 from py_volcano.framework.arguments import Arguments, NoArgs
+from py_volcano.framework.backlog import shares_backlog
 from py_volcano.framework.conf import PluginOption, SchedulerConf, default_conf_text, parse_conf
 from py_volcano.framework.cycle import run_cycle
 from py_volcano.framework.extension_points import (
@@ -47,4 +48,5 @@ __all__ = [
     "ordered",
     "parse_conf",
     "run_cycle",
+    "shares_backlog",
 ]

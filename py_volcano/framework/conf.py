@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from py_volcano.api import MetricsConf
 from py_volcano.errors import ConfigError
 from py_volcano.framework.arguments import Arguments, NoArgs
 from py_volcano.framework.extension_points import SWITCHES
@@ -57,13 +58,15 @@ class SchedulerConf:
     """Actions in order, tiers of plugins, and the parsed Args of every action in `actions` or `configurations`.
 
     `unsupported` lists the (`action` or `plugin`, name) pairs the file names but the registry lacks,
-    each once, in written order: they are left out of `actions` and `tiers`.
+    each once, in written order: they are left out of `actions` and `tiers`. `metrics` is the
+    `metrics` section: where the cache polls node usage from (docs/plugins.md, "usage").
     """
 
     actions: tuple[str, ...]
     tiers: tuple[tuple[PluginOption, ...], ...]
     action_args: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
     unsupported: tuple[tuple[str, str], ...] = ()
+    metrics: MetricsConf = field(default_factory=MetricsConf)
 
     def unsupported_messages(self, source: str) -> list[str]:
         """Return one line per unsupported name: what is left out, and that the rest runs."""
@@ -95,6 +98,7 @@ class _ConfModel(BaseModel):
     actions: str
     tiers: list[_TierModel] = Field(default_factory=list)
     configurations: list[_ConfigurationModel] = Field(default_factory=list)
+    metrics: dict[str, Any] | None = None
 
 
 def _plugin_option(model: _PluginModel, registry: Registry, source: str) -> PluginOption:
@@ -157,7 +161,20 @@ def parse_conf(text: str, registry: Registry, *, source: str = "scheduler conf")
         tiers=tiers,
         action_args=MappingProxyType(action_args),
         unsupported=tuple(dict.fromkeys(unsupported)),
+        metrics=_metrics(model, source),
     )
+
+
+def _metrics(model: _ConfModel, source: str) -> MetricsConf:
+    """Parse the `metrics` section; a source py-volcano does not read is named in a warning."""
+    metrics = MetricsConf.parse(model.metrics, source=source)
+    if metrics.type and not metrics.collects:
+        warnings.warn(
+            f"{source}: key metrics.type: {metrics.type!r} is not supported by py-volcano "
+            "(only prometheus); node usage is not collected",
+            stacklevel=4,
+        )
+    return metrics
 
 
 def _check_hierarchical_drf(model: _ConfModel, source: str) -> None:

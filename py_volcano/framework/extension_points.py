@@ -135,6 +135,8 @@ SWITCHES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "job_starving": ("job_starving",),
         "overused": ("overused",),
         "allocatable": ("allocatable", "simulate_allocatable"),
+        "hyper_node_order": ("hyper_node_order",),
+        "hyper_node_gradient": ("hyper_node_gradient",),
     }
 )
 """Volcano's plugin switches (`enabledXxx` / `enableXxx`, unset = on), each with the extension points it
@@ -318,6 +320,14 @@ class ExtensionPoints:
         """Register a dry-run node filter."""
         self._add("simulate_predicate", plugin, fn)
 
+    def add_hyper_node_order_fn(self, plugin: str, fn: Callable[[JobInfo, list[int]], list[float]]) -> None:
+        """Register a hypernode score: (job, candidate hypernodes of `ssn.hyper_nodes`) -> one score each."""
+        self._add("hyper_node_order", plugin, fn)
+
+    def add_hyper_node_gradient_fn(self, plugin: str, fn: Callable[[JobInfo, int], list[list[int]]]) -> None:
+        """Register a hypernode search: (job, root hypernode) -> the hypernodes to try, in groups tried in turn."""
+        self._add("hyper_node_gradient", plugin, fn)
+
     def add_event_handler(self, handler: EventHandler) -> None:
         """Register allocate/deallocate callbacks."""
         self.event_handlers.append(handler)
@@ -458,6 +468,21 @@ class ExtensionPoints:
                 if status is not None:
                     return status  # type: ignore[no-any-return]
         return None
+
+    def hyper_node_gradients(self, job: JobInfo, root: int) -> list[list[int]]:
+        """The first plugin's hypernode groups for the job under `root`; `[[root]]` when none registered one."""
+        for tier in self._tier_fns("hyper_node_gradient"):
+            for fn in tier:
+                return fn(job, root)  # type: ignore[no-any-return]
+        return [[root]]
+
+    def hyper_node_order(self, job: JobInfo, candidates: list[int]) -> list[float]:
+        """Sum, per candidate hypernode, every enabled plugin's score (0 when none scores)."""
+        scores = [0.0] * len(candidates)
+        for tier in self._tier_fns("hyper_node_order"):
+            for fn in tier:
+                scores = [total + score for total, score in zip(scores, fn(job, candidates), strict=True)]
+        return scores
 
     def simulate_remove_task(self, state: CycleState, task: TaskInfo, removed: TaskInfo, node: NodeInfo) -> None:
         """Run the dry-run removal hooks."""

@@ -19,6 +19,7 @@ from py_volcano.api import (
     ClusterInfo,
     CycleResult,
     FitErrors,
+    HyperNodeTopology,
     JobID,
     JobInfo,
     MaskArray,
@@ -34,10 +35,11 @@ from py_volcano.api import (
     ResourceQuotaSpec,
     TaskInfo,
     TaskStatus,
+    is_allocated_status,
 )
 from py_volcano.framework import cluster_total, reasons, shortfalls, statuses, waits
 from py_volcano.framework.conf import PluginOption, SchedulerConf
-from py_volcano.framework.extension_points import ExtensionPoints
+from py_volcano.framework.extension_points import EventHandler, ExtensionPoints, PredicateStatus
 from py_volcano.framework.memory import PluginMemory
 from py_volcano.framework.plugin import Plugin, Registry
 from py_volcano.framework.priority_queue import PriorityQueue
@@ -46,6 +48,8 @@ __all__ = ["Session", "close_session", "open_session"]
 
 IndexArray = npt.NDArray[np.intp]
 _NO_NODES: IndexArray = np.zeros(0, dtype=np.intp)
+#: Why a node outside this instance's NodeShard refuses every task (Volcano's message).
+_NOT_IN_SHARD = PredicateStatus("node isn't in scheduler node shard")
 
 
 class Session(ExtensionPoints):
@@ -73,6 +77,9 @@ class Session(ExtensionPoints):
         self.jobs: dict[JobID, JobInfo] = cluster.jobs
         self.nodes: dict[str, NodeInfo] = cluster.nodes
         self.node_list: list[NodeInfo] = list(cluster.nodes.values())
+        #: The nodes of this instance's NodeShard (`--scheduler-sharding-mode=hard`); None: every node.
+        self.shard_nodes = cluster.shard_nodes
+        self._shard_mask = _shard_mask(cluster.shard_nodes, self.node_list)
         self.queues: dict[QueueID, QueueInfo] = cluster.queues
         self.priority_classes: dict[str, PriorityClassSpec] = cluster.priority_classes
         self.pdbs: list[PdbSpec] = cluster.pdbs
@@ -80,6 +87,9 @@ class Session(ExtensionPoints):
         self.warnings: list[str] = list(cluster.warnings)
         #: Jobs backed off by the runner: every action leaves them out of its job walks (`is_backed_off`).
         self.skipped = skip
+        #: The backed-off jobs shared with other cycles, unchanged (`api.Backlog`); all are in `jobs` and
+        #: `skipped`. Plugins that read every job read its per-queue sums instead of walking them.
+        self.backlog = cluster.backlog
         #: Sum of max(allocatable, used) per node (docs/semantics.md, "Overcommitted nodes").
         self.total_resource = cluster_total.cluster_total(self.node_list)
         self.overcommitted = cluster_total.overcommitted(self.node_list)
@@ -88,6 +98,11 @@ class Session(ExtensionPoints):
         #: The first task of each job that its queue's quota refused, with the message allocate wrote then.
         self.quota_refusals: dict[JobID, tuple[QueueInfo, TaskInfo, str]] = {}
         self.arrays = NodeArrays(self.node_list, _scalar_names(cluster))
+        #: The HyperNode tree over `node_list` (only the virtual top when the cluster has none).
+        self.hyper_nodes = _topology(cluster, self.node_list)
+        #: Per job with a network topology, the lowest hypernode holding its allocated tasks (-1: none
+        #: yet); dropped when a task leaves, recomputed on demand (`allocated_hyper_node`).
+        self.job_hyper_nodes: dict[JobID, int] = {}
         self.plugins: dict[str, Plugin] = {}
         self.plugin_durations: dict[tuple[str, str], float] = {}
         self.binds: list[tuple[TaskInfo, str]] = []
@@ -95,7 +110,10 @@ class Session(ExtensionPoints):
         self.queue_figures: dict[str, QueueFigures] = {}
         self.preemption_attempts = 0
         self.preemption_victims: int | None = None
-        self.ready_at_open: dict[JobID, int] = {job.uid: job.ready_task_num() for job in self.jobs.values()}
+        #: Ready tasks per job as the session opened; backlog jobs have none (absent: 0).
+        self.ready_at_open: dict[JobID, int] = {
+            job.uid: job.ready_task_num() for job in self.jobs.values() if job.uid not in self.backlog.entries
+        }
         #: Per action, the jobs it took up, numbered in the order of their first turn (`record_turn`).
         self.turns: dict[str, dict[JobID, int]] = {}
         self._predicate_plan: list[tuple[Callable[..., Any] | None, Callable[..., Any] | None]] | None = None
@@ -113,6 +131,31 @@ class Session(ExtensionPoints):
         self.plugins.clear()
         self._predicate_plan = None
         self.arrays.detach()
+
+    def allocated_hyper_node(self, job: JobInfo) -> int:
+        """The lowest hypernode holding every node the job's allocated tasks are on, -1 when none is placed
+        (Volcano's JobInfo.AllocatedHyperNode, recovered from the tasks as its session does)."""
+        found = self.job_hyper_nodes.get(job.uid)
+        if found is None:
+            nodes = self.nodes
+            rows = (
+                nodes[task.node_name].index
+                for task in job.tasks.values()
+                if task.node_name in nodes and is_allocated_status(task.status)
+            )
+            found = self.job_hyper_nodes[job.uid] = self.hyper_nodes.hyper_node_of(rows)
+        return found
+
+    def _placed_in_hyper_node(self, task: TaskInfo) -> None:
+        found = self.job_hyper_nodes.get(task.job) if task.job else None
+        node = self.nodes.get(task.node_name)
+        if task.job and found is not None and node is not None:
+            leaf = int(self.hyper_nodes.lowest[node.index])
+            self.job_hyper_nodes[task.job] = self.hyper_nodes.lca(found, leaf if leaf != -1 else self.hyper_nodes.top)
+
+    def _left_hyper_node(self, task: TaskInfo) -> None:
+        if task.job:
+            self.job_hyper_nodes.pop(task.job, None)
 
     def record_turn(self, job: JobInfo) -> None:
         """Note that the running action takes up `job`; its first turn counts (the order `explain` reports)."""
@@ -152,7 +195,8 @@ class Session(ExtensionPoints):
 
         With `for_preempt`, failures that evicting pods could resolve do not count.
         """
-        mask: MaskArray = np.ones(len(self.node_list), dtype=bool)
+        shard = self._shard_mask
+        mask: MaskArray = np.ones(len(self.node_list), dtype=bool) if shard is None else shard.copy()
         for batch_fn, node_fn in self._plan():
             if batch_fn is not None:
                 mask &= batch_fn(task, for_preempt)
@@ -162,6 +206,13 @@ class Session(ExtensionPoints):
                     if status is not None and not (for_preempt and status.resolvable):
                         mask[index] = False
         return mask
+
+    def predicate(self, task: TaskInfo, node: NodeInfo) -> PredicateStatus | None:
+        """Return why the node does not suit the task: outside this instance's shard first (Volcano's hard
+        sharding), else the first failing per-node filter; None when it suits."""
+        if self.shard_nodes is not None and node.name not in self.shard_nodes:
+            return _NOT_IN_SHARD
+        return super().predicate(task, node)
 
     def fit_idle(self, task: TaskInfo) -> MaskArray:
         """Per node: the task's init request (and one pod slot) fits the idle resources (read-only mask)."""
@@ -240,9 +291,12 @@ class Session(ExtensionPoints):
         """Return the queues (in queue order) of the jobs `include` accepts, and each queue's jobs in job order."""
         queues: PriorityQueue[QueueInfo] = PriorityQueue(self.queue_order_fn)
         jobs: dict[QueueID, PriorityQueue[JobInfo]] = {}
+        skipped = self.skipped
         for job in self.jobs.values():
+            if job.uid in skipped:
+                continue
             queue = self.queues.get(job.queue)
-            if queue is None or job.uid in self.skipped or not include(job, queue):
+            if queue is None or not include(job, queue):
                 continue
             if queue.uid not in jobs:
                 jobs[queue.uid] = PriorityQueue(self.job_order_fn)
@@ -250,9 +304,12 @@ class Session(ExtensionPoints):
             jobs[queue.uid].push(job)
         return queues, jobs
 
-    def candidate_nodes(self, task: TaskInfo) -> tuple[IndexArray, IndexArray]:
-        """Return (nodes where the task fits idle now, nodes where it fits only future idle), both filtered."""
+    def candidate_nodes(self, task: TaskInfo, within: MaskArray | None = None) -> tuple[IndexArray, IndexArray]:
+        """Return (nodes where the task fits idle now, nodes where it fits only future idle), both filtered;
+        only nodes of `within` (a hypernode's) when given."""
         mask = self.predicate_mask(task)
+        if within is not None:
+            mask &= within
         if not mask.any():
             return _NO_NODES, _NO_NODES
         idle = mask & self.fit_idle(task)
@@ -261,13 +318,31 @@ class Session(ExtensionPoints):
         return _NO_NODES, np.flatnonzero(mask & self.fit_future_idle(task))
 
 
+def _shard_mask(shard: frozenset[str] | None, nodes: list[NodeInfo]) -> MaskArray | None:
+    """Per node of `nodes`, whether it is in the shard; None without sharding."""
+    if shard is None:
+        return None
+    return np.fromiter((node.name in shard for node in nodes), bool, len(nodes))
+
+
+def _topology(cluster: ClusterInfo, nodes: list[NodeInfo]) -> HyperNodeTopology:
+    """The cluster's HyperNode tree when it was resolved over these nodes, else a tree of the top alone."""
+    names = [node.name for node in nodes]
+    if cluster.hyper_nodes is not None and cluster.hyper_nodes.node_names == tuple(names):
+        return cluster.hyper_nodes
+    return HyperNodeTopology.resolve((), nodes)
+
+
 def _scalar_names(cluster: ClusterInfo) -> set[str]:
     names: set[str] = set()
     for node in cluster.nodes.values():
         names.update(node.allocatable.scalars)
+    backlog = cluster.backlog
     for job in cluster.jobs.values():
-        for task in job.tasks.values():
-            names.update(task.init_resreq.scalars)
+        if job.uid not in backlog.entries:
+            for task in job.tasks.values():
+                names.update(task.init_resreq.scalars)
+    names.update(backlog.scalar_names())
     return names
 
 
@@ -287,6 +362,8 @@ def open_session(
     earlier sessions of the same process (none when None); `skip` the jobs the runner backed off, which
     no action takes up (they still count in every queue's figures)."""
     ssn = Session(cluster, conf, cycle=cycle, now=now, memory=memory, skip=skip)
+    if any(job.pod_group.network_topology is not None for job in ssn.jobs.values()):
+        ssn.add_event_handler(EventHandler(allocate=ssn._placed_in_hyper_node, deallocate=ssn._left_hyper_node))
     options: Iterable[PluginOption] = (option for tier in conf.tiers for option in tier)
     for option in options:
         plugin = registry.plugins[option.name].new(option.args)
@@ -323,9 +400,17 @@ def close_session(ssn: Session) -> CycleResult:
     reasons.explain_quota_refusals(
         ssn.jobs, ssn.quota_refusals, result.queues, lambda task: shortfalls.unholdable(ssn, task)
     )
-    reasons.note_queue_blockers(ssn.jobs.values(), ssn.queues, ssn.invalid_queues, ssn.skipped)
+    shared = ssn.backlog.entries
+    moving = [job for job in ssn.jobs.values() if job.uid not in shared] if shared else list(ssn.jobs.values())
+    reasons.note_queue_blockers(moving, ssn.queues, ssn.invalid_queues, ssn.skipped)
     bound = {task.job for task, _ in ssn.binds}
     for job in ssn.jobs.values():
+        entry = shared.get(job.uid)
+        if entry is not None:  # the same objects and configuration decide the same status
+            if entry.status is None:
+                entry.status = statuses.pod_group_status(job, ready_at_open=0, ready=ssn.job_ready(job), bound=False)
+            result.pod_groups[job.uid] = entry.status
+            continue
         result.pod_groups[job.uid] = statuses.pod_group_status(
             job, ready_at_open=ssn.ready_at_open.get(job.uid, 0), ready=ssn.job_ready(job), bound=job.uid in bound
         )
@@ -335,12 +420,17 @@ def close_session(ssn: Session) -> CycleResult:
             failed = job.tasks.get(uid)
             if failed is not None and failed.status is TaskStatus.PENDING:
                 result.unschedulable[failed.key] = errors.summary()
-    result.pod_waits = statuses.pod_waits(ssn.jobs.values(), result.pod_groups)
-    result.unplaced = statuses.unplaced_pods(ssn.jobs.values())
+    waiting = moving
+    if shared:
+        groups = result.pod_groups
+        waiting = [job for job in ssn.jobs.values() if job.uid not in shared or groups[job.uid].unschedulable]
+    result.pod_waits = statuses.pod_waits(waiting, result.pod_groups)
+    result.unplaced = statuses.unplaced_pods(moving)
+    result.unplaced.update(*(entry.task_ids for entry in shared.values()))
     skipped_waits = reasons.skipped_pod_waits(ssn.skipped_pods)
     result.pod_waits.update(skipped_waits)
     result.unplaced.update(skipped_waits)
-    result.unschedulable_jobs = reasons.unschedulable_jobs(ssn.jobs.values(), result.pod_groups, bound, ssn.skipped)
+    result.unschedulable_jobs = reasons.unschedulable_jobs(moving, result.pod_groups, bound, ssn.skipped)
     result.queue_statuses = statuses.queue_statuses(ssn.queues.values(), result.queues, result.pod_groups.values())
     result.job_waits = waits.job_waits(ssn, result.pod_groups)
     result.backed_off = ssn.skipped

@@ -9,11 +9,14 @@ from py_volcano.plugins import (
     capacity,
     cdp,
     conformance,
+    deviceshare,
     drf,
     extender,
     gang,
+    network_topology_aware,
     nodegroup,
     nodeorder,
+    numaaware,
     overcommit,
     pdb,
     predicates,
@@ -25,6 +28,7 @@ from py_volcano.plugins import (
     sla,
     task_topology,
     tdm,
+    usage,
 )
 
 __all__ = ["PLUGINS"]
@@ -39,6 +43,7 @@ PLUGINS: Mapping[str, PluginEntry[Any]] = {
     proportion.NAME: PluginEntry(NoArgs.parse, proportion.new),
     predicates.NAME: PluginEntry(predicates.PredicatesArgs.parse, predicates.new),
     nodeorder.NAME: PluginEntry(nodeorder.NodeOrderArgs.parse, nodeorder.new),
+    numaaware.NAME: PluginEntry(numaaware.NumaAwareArgs.parse, numaaware.new),
     binpack.NAME: PluginEntry(binpack.BinpackArgs.parse, binpack.new),
     sla.NAME: PluginEntry(sla.SlaArgs.parse, sla.new),
     nodegroup.NAME: PluginEntry(nodegroup.NodeGroupArgs.parse, nodegroup.new),
@@ -52,4 +57,9 @@ PLUGINS: Mapping[str, PluginEntry[Any]] = {
     tdm.NAME: PluginEntry(tdm.TdmArgs.parse, tdm.new),
     extender.NAME: PluginEntry(extender.ExtenderArgs.parse, extender.new),
     rescheduling.NAME: PluginEntry(rescheduling.ReschedulingArgs.parse, rescheduling.new),
+    deviceshare.NAME: PluginEntry(deviceshare.DeviceShareArgs.parse, deviceshare.new),
+    network_topology_aware.NAME: PluginEntry(
+        network_topology_aware.NetworkTopologyArgs.parse, network_topology_aware.new
+    ),
+    usage.NAME: PluginEntry(usage.UsageArgs.parse, usage.new),
 }

@@ -45,9 +45,12 @@ class OvercommitPlugin:
             used.add(node.used)
         self.idle = ssn.total_resource.clone().multi(self.factor).sub_without_assert(used)
         self.inqueue = Resource()
+        backlog = ssn.backlog
         for job in ssn.jobs.values():
-            if job.phase is PodGroupPhase.INQUEUE and job.min_resources is not None:
+            if job.phase is PodGroupPhase.INQUEUE and job.min_resources is not None and job.uid not in backlog.entries:
                 self.inqueue.add(job.min_resources)
+        for _, sums in backlog.queues():
+            self.inqueue.add(sums.inqueue)
         ssn.add_job_enqueueable_fn(NAME, self.enqueueable)
         ssn.add_job_enqueued_fn(NAME, self.enqueued)
 

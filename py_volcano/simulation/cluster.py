@@ -20,7 +20,9 @@ from typing import Any
 from py_volcano.api import (
     ClusterInfo,
     CycleResult,
+    parse_hyper_node,
     parse_node,
+    parse_numatopology,
     parse_object,
     parse_pdb,
     parse_pod,
@@ -103,6 +105,8 @@ class InMemoryCluster:
                 "Pod": functools.partial(parse_pod, priority_classes=classes),
                 "PodDisruptionBudget": parse_pdb,
                 "ResourceQuota": parse_resource_quota,
+                "HyperNode": parse_hyper_node,
+                "Numatopology": parse_numatopology,
             }
             for kind, parse in parsers.items():
                 for obj in self._of(kind):
@@ -121,11 +125,17 @@ class InMemoryCluster:
         return self.store.snapshot()
 
     def apply(self, result: CycleResult) -> None:
-        """Play a cycle's decisions: bound pods run, evicted pods go, PodGroup phases are written."""
+        """Play a cycle's decisions: bound pods (with the annotations their bind writes) run, evicted pods go,
+        PodGroup phases are written."""
         pods = {_key(obj): obj for obj in self._of("Pod")}
         for task, node in result.binds:
             pod = pods.get(task.key)
             if pod is not None:
+                if task.bind_annotations:  # the binder PATCHes these before it binds
+                    pod["metadata"]["annotations"] = {
+                        **(pod["metadata"].get("annotations") or {}),
+                        **task.bind_annotations,
+                    }
                 pod.setdefault("spec", {})["nodeName"] = node
                 pod.setdefault("status", {})["phase"] = "Running"
                 self._event(PODS, "MODIFIED", pod)

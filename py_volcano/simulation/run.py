@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 import warnings
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from py_volcano.api import QueueFigures
+from py_volcano.api import NodeUsage, QueueFigures
 from py_volcano.errors import ConfigError, ScenarioError
 from py_volcano.framework import PluginMemory, Registry, run_cycle
 from py_volcano.registry import default_registry, load_conf
@@ -57,11 +57,13 @@ def run_scenario(
             raise ScenarioError(str(exc)) from None
     cluster = InMemoryCluster(scenario.objects, source=source, scheduler_name=SCHEDULER_NAME)
     outcome = Outcome()
+    written: dict[str, dict[str, str]] = {}  # the pod annotations each bind wrote first (deviceshare)
     warned: list[str] = conf.unsupported_messages(f"{source}: schedulerConfig") + [str(w.message) for w in caught]
     warned += cluster.warnings
     seconds: list[float] = []
     start = scenario.now or cluster.clock_start
     memory = PluginMemory(start)
+    _measure(cluster, scenario, source=source, when=start)
     for cycle in range(cycles or scenario.cycles):
         snapshot = cluster.snapshot()
         started = time.perf_counter()
@@ -70,6 +72,7 @@ def run_scenario(
         seconds.append(round(time.perf_counter() - started, 6))
         warned += [w for w in result.warnings if w not in warned]
         outcome.binds.update((task.key, node) for task, node in result.binds)
+        written.update((task.key, dict(task.bind_annotations)) for task, _ in result.binds if task.bind_annotations)
         outcome.evictions += [task.key for task, _ in result.evictions if task.key not in outcome.evictions]
         outcome.pod_groups.update(
             (str(job_id), status.phase.value) for job_id, status in result.pod_groups.items() if not status.shadow
@@ -83,11 +86,21 @@ def run_scenario(
         "failures": failures,
         "warnings": warned,
         "binds": outcome.binds,
+        "bindAnnotations": written,
         "evictions": outcome.evictions,
         "podGroups": {key: {"phase": phase} for key, phase in outcome.pod_groups.items()},
         "queues": {name: _figures_json(figures) for name, figures in outcome.queues.items()},
         "cycleSeconds": seconds,
     }
+
+
+def _measure(cluster: InMemoryCluster, scenario: Scenario, *, source: str, when: datetime) -> None:
+    """Give the store each node's `nodeUsage`, measured at the first cycle's time (fresh for five minutes)."""
+    nodes = {spec.name for spec in cluster.snapshot().nodes.values()}
+    for name, usage in scenario.node_usage.items():
+        if name not in nodes:
+            raise ScenarioError(f"{source}: key nodeUsage.{name}: no Node {name!r} among the objects")
+        cluster.store.node_usage[name] = NodeUsage(cpu=usage.cpu, memory=usage.memory, metrics_time=when)
 
 
 def run_scenario_file(path: Path, *, registry: Registry | None = None, cycles: int | None = None) -> dict[str, Any]:

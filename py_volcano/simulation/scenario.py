@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from py_volcano.errors import ScenarioError
 
-__all__ = ["Expect", "Scenario", "load_scenario"]
+__all__ = ["Expect", "MeasuredUsage", "Scenario", "load_scenario"]
 
 KINDS = {
     ("v1", "Node"),
@@ -40,6 +40,15 @@ class Expect(BaseModel):
     queues: dict[str, dict[str, Any]] | None = None
 
 
+class MeasuredUsage(BaseModel):
+    """One node's measured load in percent, as the metrics poller would read it from Prometheus."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpu: float = Field(default=0.0, ge=0, le=100)
+    memory: float = Field(default=0.0, ge=0, le=100)
+
+
 class Scenario(BaseModel):
     """A whole scenario file."""
 
@@ -51,6 +60,7 @@ class Scenario(BaseModel):
     objects: list[dict[str, Any]]
     cycles: int = Field(default=1, ge=1)
     now: datetime | None = None
+    node_usage: dict[str, MeasuredUsage] = Field(default_factory=dict, alias="nodeUsage")
     expect: Expect
 
     @field_validator("now")

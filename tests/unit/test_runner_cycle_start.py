@@ -94,3 +94,39 @@ def test_the_gap_flag_is_capped_by_the_period_and_refuses_a_negative() -> None:
     assert Settings.from_args(args).cycle.min_cycle_gap == 0.5
     with pytest.raises(SystemExit):
         parser.parse_args(["run", "--min-cycle-gap", "-1"])
+
+
+def test_a_bounded_run_shows_its_last_cycle_for_a_whole_period_after_it_ends() -> None:
+    """With `--cycles`, the process stops a full period after its last cycle ended, not after it began:
+    /metrics shows that cycle for a period however long the cycle took (the e2e harness scrapes it)."""
+    from py_volcano.cache import ApiClient, Credentials
+    from py_volcano.settings import CycleSettings
+
+    async def scenario() -> tuple[float, float]:
+        client = ApiClient(Credentials(server="http://127.0.0.1:9"))
+        try:
+            settings = Settings(cycle=CycleSettings(schedule_period=0.4, cycles=1))
+            runner = Runner(settings, client, ConfFile(None, default_registry()), registry=default_registry())
+            ended: list[float] = []
+
+            async def synced() -> bool:
+                return True
+
+            async def no_queue() -> None:
+                return None
+
+            async def slow_cycle(number: int) -> None:
+                await asyncio.sleep(0.3)
+                ended.append(time.monotonic())
+
+            runner.leader = None  # leads at once, as with --no-leader-elect
+            runner.wait_synced = synced  # type: ignore[method-assign]
+            runner.ensure_default_queue = no_queue  # type: ignore[method-assign]
+            runner.guarded_cycle = slow_cycle  # type: ignore[method-assign]
+            await runner.loop()
+            return ended[0], time.monotonic()
+        finally:
+            await client.close()
+
+    cycle_end, stopped = asyncio.run(scenario())
+    assert stopped - cycle_end >= 0.4

@@ -100,14 +100,17 @@ class QueueAttr:
         return not self.deserved.is_empty()
 
     def update_share(self) -> None:
+        """Store the current share (`current_share`): the share queue order reads."""
+        self.share = self.current_share()
+
+    def current_share(self) -> float:
         """Share = max of allocated / deserved over deserved's dimensions; 1 when best-effort."""
         if not self.has_deserved():
-            self.share = 1.0
-            return
+            return 1.0
         share = 0.0
         for name in self.deserved.names():
             share = max(share, self.allocated.get(name) / self.deserved.get(name))
-        self.share = share
+        return share
 
     def __repr__(self) -> str:
         return f"QueueAttr({self.name} share={self.share:.3f})"
@@ -133,13 +136,15 @@ def ancestors_within(attr: QueueAttr, levels: int) -> set[QueueID]:
 
 
 def propagate(attrs: Mapping[QueueID, QueueAttr], attr: QueueAttr, resreq: Resource, *, add: bool) -> None:
-    """Add (or take away) a task's request to the allocated of the queue and its ancestors; refresh shares."""
+    """Add (or take away) a task's request to the allocated of the queue and its ancestors; refresh the
+    queue's own share only: as in Volcano, an ancestor's share keeps its session-open value, so the
+    hierarchical queue order between subtrees does not change within a cycle."""
     for level in lineage(attrs, attr):
         if add:
             level.allocated.add(resreq)
         else:
             level.allocated.sub_without_assert(resreq)
-        level.update_share()
+    attr.update_share()
 
 
 def inqueue_resource(job: JobInfo, min_resources: Resource) -> Resource:

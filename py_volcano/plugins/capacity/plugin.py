@@ -99,7 +99,7 @@ class CapacityPlugin:
             real_capability=attr.real_capability.clone() if attr.real_capability is not None else None,
             guarantee=attr.guarantee.clone(),
             inqueue=attr.inqueue.clone(),
-            share=attr.share,
+            share=attr.current_share(),
             overused=is_overused(attr),
             parent=parent,
         )
@@ -255,7 +255,8 @@ class CapacityPlugin:
 def is_overused(attr: QueueAttr) -> bool:
     """Share above 1 (over deserved, so reclaimable), as Volcano's capacity reports it.
 
-    Capacity registers no overused function: this is only the reported figure. A best-effort queue
+    Capacity registers no overused function: this is only the reported figure, from the current share
+    (an ancestor's stored share keeps its session-open value for queue order). A best-effort queue
     (share 1) never is (docs/semantics.md, "Capacity share and best-effort queues").
     """
-    return attr.share > 1
+    return attr.current_share() > 1

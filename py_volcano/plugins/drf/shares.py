@@ -52,9 +52,13 @@ class JobShares:
 
     @classmethod
     def build(cls, ssn: Session) -> JobShares:
-        """Compute every job's allocated resources and share."""
+        """Compute every job's allocated resources and share; the session's backlog jobs get none (they
+        allocate nothing, and no walk orders them or takes victims from them)."""
         shares = cls(ssn)
+        backlog = ssn.backlog.entries
         for job in ssn.jobs.values():
+            if job.uid in backlog:
+                continue
             allocated = job.allocated.clone()  # the job keeps the sum over its allocated-status tasks
             attr = shares.attrs[job.uid] = DrfAttr(allocated)
             attr.dominant, attr.share = shares.calculate_share(allocated)

@@ -214,12 +214,12 @@ class NodeOrderState:
                 total = _plus(total, weights.least_requested * least_requested(allocatable, wanted))
             if weights.most_requested:
                 total = _plus(total, weights.most_requested * most_requested(allocatable, wanted))
-        if weights.balanced_resource:
+        if weights.balanced_resource and (cpu or memory or gpu):  # Kubernetes skips it for best-effort pods
             count = 3 if gpu else 2
             allocatable = requests.allocatable.take(pick, count)
             requested = requests.requested[:count] if pick is None else requests.requested[:count, pick]
             wanted = requested + np.array((cpu, memory, gpu)[:count])[:, None]
-            total = _plus(total, weights.balanced_resource * balanced_allocation(allocatable, wanted))
+            total = _plus(total, weights.balanced_resource * balanced_allocation(allocatable, requested, wanted))
         if total is None or subset:
             return total
         result: IntArray = total[rows]

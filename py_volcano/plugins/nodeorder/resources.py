@@ -5,7 +5,8 @@ Matrices hold integers in float64 (milli-CPU, bytes, milli-GPU), one row a resou
 call covers every resource. Kubernetes' integer divisions become a float division truncated by
 astype(int64): exact while the dividend stays below 2**53 (100 x memory bytes: up to ~90 PB a node).
 Least/most requested read the non-zero requests (a pod asking no CPU counts 100m, no memory 200Mi; per
-pod here, per container in Kubernetes); balanced allocation the plain ones.
+pod here, per container in Kubernetes); balanced allocation the plain ones, and scores the change in
+balance the pod brings (Kubernetes 1.36, the version Volcano builds with).
 """
 
 from __future__ import annotations
@@ -110,11 +111,22 @@ def most_requested(allocatable: Allocatable, requested: FloatArray) -> IntArray:
     return _mean_of_present(scores, allocatable)
 
 
-def balanced_allocation(allocatable: Allocatable, requested: FloatArray) -> IntArray:
-    """Kubernetes' BalancedAllocation: 100 * (1 - std of the requested fractions), fractions capped at 1.
+def balanced_allocation(allocatable: Allocatable, allocated: FloatArray, requested: FloatArray) -> IntArray:
+    """Kubernetes' BalancedAllocation (1.36, Volcano's): how placing the pod changes the node's balance.
 
-    Two fractions use |a - b| / 2, three the population standard deviation, fewer give 0.
+    The balance of a node is 100 * (1 - std of its requested fractions), fractions capped at 1 (two
+    fractions use |a - b| / 2, three the population standard deviation, fewer give 0). The score is
+    50 + (50 + balance with the pod - balance without it) // 2: 75 when the pod leaves the balance as it
+    was, towards 100 when it improves it, towards 50 when it worsens it. `allocated` is what the node's
+    pods request, `requested` that plus the pod.
     """
+    with_pod = _balance(allocatable, requested)
+    without_pod = _balance(allocatable, allocated)
+    result: IntArray = MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without_pod) // 2
+    return result
+
+
+def _balance(allocatable: Allocatable, requested: FloatArray) -> IntArray:
     fractions = np.minimum(requested / allocatable.safe, 1.0)
     if allocatable.uniform and len(fractions) == 2:
         std = np.abs((fractions[0] - fractions[1]) / 2)

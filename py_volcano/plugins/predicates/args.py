@@ -23,6 +23,9 @@ class PredicatesArgs:
     """`predicate.PodAffinityEnable`: inter-pod affinity and anti-affinity."""
     pod_topology_spread: bool = True
     """`predicate.PodTopologySpreadEnable`: `DoNotSchedule` topology spread constraints."""
+    dynamic_resource_allocation: bool = False
+    """`predicate.DynamicResourceAllocationEnable`: py-volcano does not allocate ResourceClaims; on, a pod
+    that names one is left pending with that reason instead of being placed without its devices."""
 
     @classmethod
     def parse(cls, args: Arguments) -> PredicatesArgs:
@@ -33,4 +36,5 @@ class PredicatesArgs:
             taint_toleration=args.get_bool("predicate.TaintTolerationEnable", True),
             pod_affinity=args.get_bool("predicate.PodAffinityEnable", True),
             pod_topology_spread=args.get_bool("predicate.PodTopologySpreadEnable", True),
+            dynamic_resource_allocation=args.get_bool("predicate.DynamicResourceAllocationEnable", False),
         )

@@ -10,6 +10,8 @@ about one node.
 
 from __future__ import annotations
 
+import structlog
+
 from py_volcano.api import MaskArray, NodeInfo, TaskID, TaskInfo, TaskStatus
 from py_volcano.framework import CycleState, EventHandler, PredicateStatus, Session
 from py_volcano.plugins.predicates.args import PredicatesArgs
@@ -23,6 +25,12 @@ __all__ = ["NAME", "NODE_PORTS", "PredicateState", "PredicatesPlugin", "new"]
 
 NAME = "predicates"
 NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"
+UNALLOCATED_CLAIMS = (
+    "pod uses ResourceClaims ({claims}): py-volcano does not allocate Dynamic Resource Allocation claims "
+    "(predicate.DynamicResourceAllocationEnable)"
+)
+
+log = structlog.get_logger(__name__)
 
 
 class PredicateState:
@@ -144,6 +152,12 @@ class PredicatesPlugin:
     def __init__(self, args: PredicatesArgs) -> None:
         self.args = args
         self.state: PredicateState | None = None
+        if args.dynamic_resource_allocation:
+            log.error(
+                "dynamic_resource_allocation_unsupported",
+                argument="predicate.DynamicResourceAllocationEnable",
+                effect="pods with spec.resourceClaims are left pending",
+            )
 
     def on_session_open(self, ssn: Session) -> None:
         """Build the session state, register both predicates and follow placements."""
@@ -154,10 +168,19 @@ class PredicatesPlugin:
         ssn.add_simulate_remove_task_fn(NAME, self.state.simulate_remove)
         ssn.add_simulate_add_task_fn(NAME, self.state.simulate_add)
         ssn.add_simulate_predicate_fn(NAME, self.state.simulate_predicate)
+        if self.args.dynamic_resource_allocation:
+            ssn.add_pre_predicate_fn(NAME, unallocated_claims)
 
     def on_session_close(self, ssn: Session) -> None:
         """Drop the session state."""
         self.state = None
+
+
+def unallocated_claims(task: TaskInfo, state: CycleState) -> str | None:
+    """Pre-predicate with Dynamic Resource Allocation on: a pod naming ResourceClaims cannot be placed."""
+    if not task.resource_claims:
+        return None
+    return UNALLOCATED_CLAIMS.format(claims=", ".join(task.resource_claims))
 
 
 def new(args: PredicatesArgs) -> PredicatesPlugin:

@@ -45,8 +45,10 @@ class QueueShares:
 
     @classmethod
     def build(cls, ssn: Session) -> QueueShares:
-        """Account every queue that has jobs, then split the cluster among them."""
+        """Account every queue that has jobs, then split the cluster among them; the session's backlog
+        jobs count through their per-queue sums (all pending: a request, maybe an inqueue reservation)."""
         shares = cls(ssn)
+        backlog = ssn.backlog
         for job in ssn.jobs.values():
             queue = ssn.queues.get(job.queue)
             if queue is None:
@@ -55,7 +57,13 @@ class QueueShares:
             if attr is None:
                 attr = QueueAttr(queue, total=shares.total, total_guarantee=shares.total_guarantee)
                 shares.attrs[queue.uid] = attr
-            attr.add_job(job)
+            if job.uid not in backlog.entries:
+                attr.add_job(job)
+        for queue_id, sums in backlog.queues():
+            attr = shares.attrs.get(queue_id)
+            if attr is not None:
+                attr.request.add(sums.request)
+                attr.inqueue.add(sums.inqueue)
         split_deserved(shares.attrs.values(), shares.total)
         shares.dry_runs = StateRegistry({queue_id: attr.allocated for queue_id, attr in shares.attrs.items()})
         return shares

@@ -33,6 +33,11 @@ def one(kind: str) -> dict[str, Any]:
     return dict(found)
 
 
+def named(kind: str, name: str) -> dict[str, Any]:
+    (found,) = [doc for doc in of_kind(kind) if doc["metadata"]["name"] == name]
+    return dict(found)
+
+
 def pod_spec() -> dict[str, Any]:
     return dict(one("Deployment")["spec"]["template"]["spec"])
 
@@ -94,7 +99,7 @@ def test_crds_are_the_top_level_crds_kept_on_uninstall() -> None:
 
 
 def test_rbac_is_exactly_the_operations_table() -> None:
-    cluster_rules = one("ClusterRole")["rules"]
+    cluster_rules = named("ClusterRole", "py-volcano")["rules"]
     lease_rules = one("Role")["rules"]
     granted = rule_triples(cluster_rules) | rule_triples(lease_rules)
     documented = operations_doc.rbac()
@@ -111,14 +116,21 @@ def test_rbac_is_exactly_the_operations_table() -> None:
 def test_rbac_is_bound_to_the_scheduler_service_account() -> None:
     account = pod_spec()["serviceAccountName"]
     assert one("ServiceAccount")["metadata"]["name"] == account
-    for binding_kind, role_kind in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
-        binding = one(binding_kind)
-        assert binding["roleRef"] == {
-            "apiGroup": "rbac.authorization.k8s.io",
-            "kind": role_kind,
-            "name": one(role_kind)["metadata"]["name"],
-        }
+    bindings = [
+        (named("ClusterRoleBinding", "py-volcano"), "ClusterRole", "py-volcano"),
+        (one("RoleBinding"), "Role", one("Role")["metadata"]["name"]),
+        (named("ClusterRoleBinding", "py-volcano-auth-delegator"), "ClusterRole", "system:auth-delegator"),
+    ]
+    for binding, role_kind, role in bindings:
+        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role}
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}]
+    assert len(of_kind("ClusterRoleBinding")) == 2, "the metrics reader role is for scrapers, bound by the user"
+
+
+def test_scrapers_get_a_role_that_reads_metrics_only() -> None:
+    assert named("ClusterRole", "py-volcano-metrics-reader")["rules"] == [
+        {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}
+    ]
 
 
 # --- the scheduler Deployment ---------------------------------------------------------------------
@@ -155,14 +167,21 @@ def test_scheduler_conf_is_the_mounted_configmap() -> None:
     ]
 
 
-def test_metrics_port_probes_and_service() -> None:
-    port = int((args()["--listen-address"] or "").rpartition(":")[2])
-    (container_port,) = container()["ports"]
-    assert container_port == {"name": "metrics", "containerPort": port, "protocol": "TCP"}
+def test_metrics_are_secure_and_probes_plain() -> None:
+    """/metrics over HTTPS on its own port (self-signed: no TLS flags), the probes on the plain one."""
+    flags = args()
+    plain = int((flags["--listen-address"] or "").rpartition(":")[2])
+    secure = int((flags["--secure-listen-address"] or "").rpartition(":")[2])
+    assert "--tls-cert-file" not in flags and "--tls-private-key-file" not in flags
+    assert container()["ports"] == [
+        {"name": "metrics", "containerPort": secure, "protocol": "TCP"},
+        {"name": "probes", "containerPort": plain, "protocol": "TCP"},
+    ]
     for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
-        assert container()[probe]["httpGet"] == {"path": path, "port": "metrics"}
+        assert container()[probe]["httpGet"] == {"path": path, "port": "probes"}
     service = one("Service")
     assert service["spec"]["ports"][0]["targetPort"] == "metrics"
+    assert of_kind("NetworkPolicy") == [], "the NetworkPolicy is an option, off by default"
     pod_labels = one("Deployment")["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= pod_labels.items()
     assert one("Deployment")["spec"]["selector"]["matchLabels"].items() <= pod_labels.items()
@@ -238,4 +257,5 @@ def test_image_is_multi_stage_on_a_base_given_as_argument() -> None:
     assert ("COPY", "--from=builder /opt/py-volcano /opt/py-volcano") in final
     # the Deployment's user and port are the image's
     assert str(container()["securityContext"]["runAsUser"]) == "65532"
-    assert str(container()["ports"][0]["containerPort"]) == "8080"
+    (probes,) = [port for port in container()["ports"] if port["name"] == "probes"]
+    assert str(probes["containerPort"]) == "8080"

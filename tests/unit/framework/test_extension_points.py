@@ -23,7 +23,8 @@ def test_every_point_a_switch_names_is_a_registration_point_named_once() -> None
 
 
 def test_the_switch_table_holds_volcanos_switches() -> None:
-    """Volcano's 21 PluginOption switches (`enabledJobOrder` ... `enabledAllocatable`), in its order."""
+    """Volcano's PluginOption switches (`enabledJobOrder` ... `enabledHyperNodeGradient`), in its order; the
+    sub-job switches (`enabledSubJobReady`, `enabledSubJobPipelined`, `enabledSubJobOrder`) are not taken."""
     assert list(SWITCHES) == [
         "job_order",
         "namespace_order",
@@ -46,6 +47,8 @@ def test_the_switch_table_holds_volcanos_switches() -> None:
         "job_starving",
         "overused",
         "allocatable",
+        "hyper_node_order",
+        "hyper_node_gradient",
     ]
 
 

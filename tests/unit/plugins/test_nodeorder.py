@@ -96,18 +96,47 @@ def test_least_and_most_requested(
 
 
 @pytest.mark.parametrize(
-    ("allocatable", "requested", "expected"),
+    ("allocatable", "allocated", "requested", "expected"),
     [
-        pytest.param((4000, 8 * GI), (3000, 3 * GI), 81, id="std-0.1875"),  # |0.75-0.375|/2
-        pytest.param((4000, 8 * GI), (2000, 4 * GI), 100, id="balanced"),
-        pytest.param((4000, 8 * GI), (8000, 0), 50, id="fraction-capped-at-1"),
-        pytest.param((4000, 8 * GI, 8000), (2000, 2 * GI, 8000), 68, id="three-resources"),  # std 0.3118
-        pytest.param((0, 8 * GI), (1000, 2 * GI), 100, id="one-resource"),
+        # with the pod |0.75-0.375|/2 -> 81, without 100: 50 + (50 + 81 - 100) // 2
+        pytest.param((4000, 8 * GI), (0, 0), (3000, 3 * GI), 65, id="empty-node-unbalanced-by-the-pod"),
+        # with 0.5/0.5 -> 100, without 0.25/0.125 -> 93: 50 + 57 // 2
+        pytest.param((4000, 8 * GI), (1000, GI), (2000, 4 * GI), 78, id="pod-improves-balance"),
+        pytest.param((4000, 8 * GI), (4000, 0), (8000, 0), 75, id="fraction-capped-at-1"),  # 50 both
+        pytest.param((4000, 8 * GI, 8000), (0, 0, 0), (2000, 2 * GI, 8000), 59, id="three-resources"),  # 68
+        pytest.param((0, 8 * GI), (0, 0), (1000, 2 * GI), 75, id="one-resource"),
     ],
 )
-def test_balanced_allocation(allocatable: tuple[int, ...], requested: tuple[int, ...], expected: int) -> None:
-    """100 * (1 - std of the requested fractions), truncated; two resources use |a-b|/2."""
-    assert balanced_allocation(*columns(allocatable, requested)).tolist() == [expected]
+def test_balanced_allocation(
+    allocatable: tuple[int, ...], allocated: tuple[int, ...], requested: tuple[int, ...], expected: int
+) -> None:
+    """Kubernetes 1.36: 50 + (50 + balance with the pod - balance without) // 2, a balance being
+    100 * (1 - std of the requested fractions), truncated; two resources use |a-b|/2."""
+    capacity, with_pod = columns(allocatable, requested)
+    without_pod = columns(allocatable, allocated)[1]
+    assert balanced_allocation(capacity, without_pod, with_pod).tolist() == [expected]
+
+
+def test_default_scores_are_volcanos_on_a_filling_node() -> None:
+    """vc-scheduler's log (Volcano ed72c7c81, capacity-hierarchy) scores a 1 CPU/1Gi pod 463 on an
+    empty 8 CPU/16Gi node and 454 on one running such a pod: least 90/81, balanced 73/73, taint 300."""
+    ssn = session(
+        node(name="empty", cpu="8", memory="16Gi"),
+        node(name="one", cpu="8", memory="16Gi"),
+        pod(name="run", node_name="one", cpu="1", memory="1Gi"),
+        pod(name="p", cpu="1", memory="1Gi"),
+    )
+    assert scores(ssn, "p") == {"empty": 463.0, "one": 454.0}
+
+
+def test_best_effort_pod_has_no_balanced_score() -> None:
+    """Kubernetes skips balanced allocation for a pod requesting none of its resources."""
+    ssn = session(
+        node(name="n1", cpu="4", memory="8Gi"),
+        pod(name="empty", cpu="", memory=""),
+        arguments=only(balancedresource=1),
+    )
+    assert scores(ssn, "empty") == {"n1": 0.0}
 
 
 def test_normalize_like_kubernetes() -> None:
@@ -137,8 +166,8 @@ def test_session_scores_use_pods_on_the_node_and_non_zero_requests() -> None:
 def test_weights_multiply_each_score() -> None:
     """Defaults are Volcano's: least 1, balanced 1, taint 3; a weight of 2 doubles that score."""
     objects = [node(name="n1", cpu="4", memory="8Gi"), pod(name="p", cpu="1", memory="1Gi")]
-    # least: cpu 75, memory 87 -> 81; balanced: 0.25 vs 0.125 -> 93; taint: no taints -> 100
-    assert scores(session(*objects), "p") == {"n1": 81 + 93 + 3 * 100}
+    # least: cpu 75, memory 87 -> 81; balanced: 0.25 vs 0.125 -> 93, empty 100 -> 71; taint: no taints -> 100
+    assert scores(session(*objects), "p") == {"n1": 81 + 71 + 3 * 100}
     assert scores(session(*objects, arguments=only(leastrequested=2)), "p") == {"n1": 162}
     assert scores(session(*objects, arguments=only(mostrequested=1)), "p") == {"n1": 18}  # (25+12)//2
 
@@ -207,9 +236,9 @@ def test_balanced_counts_gpu_only_when_requested() -> None:
         pod(name="q"),
         arguments=only(balancedresource=1),
     )
-    # g: fractions 0.25, 0.125, 0.5 -> std 0.1559 -> 84; c: 0.25, 0.125 -> 93
-    assert scores(ssn, "p") == {"g": 84.0, "c": 93.0}
-    assert scores(ssn, "q") == {"g": 93.0, "c": 93.0}
+    # g: fractions 0.25, 0.125, 0.5 -> std 0.1559 -> 84 -> 67; c: 0.25, 0.125 -> 93 -> 71 (empty: 100)
+    assert scores(ssn, "p") == {"g": 67.0, "c": 71.0}
+    assert scores(ssn, "q") == {"g": 71.0, "c": 71.0}
 
 
 # Affinity and taints ------------------------------------------------------------------------------
@@ -369,6 +398,18 @@ def _nz(value: float, default: int) -> int:
     return math.ceil(value) or default
 
 
+def _balance(requested: list[int], allocatable: list[int]) -> int:
+    fractions = [min(r / a, 1.0) for r, a in zip(requested, allocatable, strict=True) if a]
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    else:
+        std = 0.0
+    return int((1 - std) * 100)
+
+
 def reference(ssn: Session, p: TaskInfo, candidates: list[NodeInfo]) -> list[int]:
     """Kubernetes' scores per node in Python integers; weights least 1, balanced 1, affinity 2, taint 3."""
     least, balanced, affinity, taints = [], [], [], []
@@ -383,23 +424,20 @@ def reference(ssn: Session, p: TaskInfo, candidates: list[NodeInfo]) -> list[int
         )
         parts = [0 if r > a else (a - r) * 100 // a for a, r in zip(alloc, nz, strict=True) if a]
         least.append(sum(parts) // len(parts) if parts else 0)
-        fractions = [
-            min((sum(math.ceil(q.init_resreq.get(name)) for q in pods) + math.ceil(req.get(name))) / a, 1.0)
-            for name, a in zip(("cpu", "memory"), alloc, strict=True)
-            if a
-        ]
+        names = ("cpu", "memory")
+        used = [sum(math.ceil(q.init_resreq.get(name)) for q in pods) for name in names]
+        wanted = [u + math.ceil(req.get(name)) for u, name in zip(used, names, strict=True)]
+        sizes = list(alloc)
         node_gpu = math.ceil(n.allocatable.scalars.get("nvidia.com/gpu", 0.0))
         if gpu and node_gpu:
-            used = sum(math.ceil(q.init_resreq.scalars.get("nvidia.com/gpu", 0.0)) for q in pods)
-            fractions.append(min((used + gpu) / node_gpu, 1.0))
-        if len(fractions) == 2:
-            std = abs((fractions[0] - fractions[1]) / 2)
-        elif len(fractions) > 2:
-            mean = sum(fractions) / len(fractions)
-            std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+            used.append(sum(math.ceil(q.init_resreq.scalars.get("nvidia.com/gpu", 0.0)) for q in pods))
+            wanted.append(used[-1] + gpu)
+            sizes.append(node_gpu)
+        if math.ceil(req.milli_cpu) or math.ceil(req.memory) or gpu:
+            with_pod, without_pod = _balance(wanted, sizes), _balance(used, sizes)
+            balanced.append(50 + (50 + with_pod - without_pod) // 2)
         else:
-            std = 0.0
-        balanced.append(int((1 - std) * 100))
+            balanced.append(0)
         terms = (p.affinity.get("nodeAffinity") or {}).get(
             "preferredDuringSchedulingIgnoredDuringExecution"
         ) or []

@@ -1,6 +1,6 @@
 """The scheduler configurations of Volcano's user guides and design notes that name sla, resourcequota,
-nodegroup, cdp, pdb, resource-strategy-fit or task-topology load as they are written (nothing unsupported,
-no unknown key) and schedule a small cluster."""
+nodegroup, cdp, pdb, resource-strategy-fit, task-topology, deviceshare, network-topology-aware or numa-aware load as
+they are written (nothing unsupported, no unknown key) and schedule a small cluster."""
 
 from __future__ import annotations
 
@@ -51,9 +51,31 @@ CONFS = {
     "  - name: sla\n    arguments:\n      sla-waiting-time: 1h2m3s\n",
     # docs/design/pdb-plugin.md
     "pdb-design": 'actions: "reclaim, preempt, shuffle"\ntiers:\n- plugins:\n  - name: pdb\n',
+    # docs/user-guide/how_to_use_gpu_sharing.md and how_to_use_gpu_number.md (deviceshare)
+    "gpu-sharing-guide": 'actions: "enqueue, allocate, backfill"\ntiers:\n' + TIER1 + "- plugins:\n"
+    "  - name: drf\n  - name: deviceshare\n    arguments:\n      deviceshare.GPUSharingEnable: true\n"
+    "  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n",
+    "gpu-number-guide": 'actions: "enqueue, allocate, backfill"\ntiers:\n' + TIER1 + "- plugins:\n"
+    "  - name: drf\n  - name: deviceshare\n    arguments:\n      deviceshare.GPUNumberEnable: true\n"
+    "  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n",
+    # docs/user-guide/how_to_use_volcano_vgpu.md
+    "vgpu-guide": 'actions: "enqueue, allocate, backfill"\ntiers:\n- plugins:\n  - name: predicates\n'
+    "  - name: deviceshare\n    arguments:\n      deviceshare.VGPUEnable: true\n"
+    "      deviceshare.SchedulePolicy: binpack\n",
     # the resourcequota plugin as Volcano's chart lists it among its plugins
     "resourcequota": 'actions: "enqueue, allocate, backfill"\ntiers:\n' + TIER1 + "- plugins:\n"
     "  - name: resourcequota\n  - name: predicates\n  - name: proportion\n",
+    # docs/user-guide/how_to_use_network_topology_aware_scheduling.md
+    "network-topology-guide": 'actions: "enqueue, allocate, backfill"\ntiers:\n' + TIER1 + "- plugins:\n"
+    "  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n"
+    "  - name: network-topology-aware\n    arguments:\n      weight: 10\n      hypernode.binpack.cpu: 5\n"
+    "      hypernode.binpack.memory: 1\n      hypernode.binpack.resources: nvidia.com/gpu, example.com/foo\n"
+    "      hypernode.binpack.resources.nvidia.com/gpu: 2\n      hypernode.binpack.resources.example.com/foo: 3\n"
+    "      hypernode.binpack.normal-pod.enable: true\n      hypernode.binpack.normal-pod.fading: 0.8\n",
+    # docs/user-guide/how_to_use_numa_aware.md
+    "numa-aware-guide": 'actions: "enqueue, allocate, backfill"\ntiers:\n' + TIER1 + "- plugins:\n"
+    "  - name: drf\n  - name: predicates\n  - name: proportion\n  - name: nodeorder\n  - name: binpack\n"
+    "  - name: numa-aware # add it to enable numa-aware plugin\n    arguments:\n      weight: 10\n",
 }
 
 

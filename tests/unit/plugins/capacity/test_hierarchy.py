@@ -74,7 +74,8 @@ def test_example_tree_root_takes_the_children_sums() -> None:
 
 
 def test_example_tree_allocation_propagates_to_every_ancestor() -> None:
-    """training 30 -> 40 CPU: training share 1.0, team-a 55/60 = 0.917, root 85/100 = 0.85."""
+    """training 30 -> 40 CPU: every level's allocated grows; training's share becomes 1.0 while team-a's
+    and root's keep their session-open 0.75 (Volcano's capacity refreshes only the job's queue's share)."""
     ssn = open_hierarchy(
         *example_tree(), *running("training", 30), *running("inference", 15), *running("batch", 30),
         pod_group(name="more", queue="training", phase="Inqueue"),
@@ -86,7 +87,9 @@ def test_example_tree_allocation_propagates_to_every_ancestor() -> None:
     allocated = [dims(attr_of(ssn, name).allocated)[0] for name in ("training", "team-a", "root")]  # type: ignore[index]
     assert allocated == [40, 55, 85]
     after = [attr_of(ssn, name).share for name in ("training", "team-a", "root")]
-    assert after == pytest.approx([1.0, 55 / 60, 0.85])
+    assert after == pytest.approx([1.0, 0.75, 0.75])
+    reported = [attr_of(ssn, name).current_share() for name in ("training", "team-a", "root")]
+    assert reported == pytest.approx([1.0, 55 / 60, 0.85])  # what the queue figures (metrics, status) show
 
 
 def test_allocatable_and_enqueueable_are_checked_at_every_level() -> None:

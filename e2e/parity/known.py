@@ -1,0 +1,53 @@
+"""Scenarios whose decisions differ from vc-scheduler's for a documented reason (docs/semantics.md,
+"Deliberate differences from Volcano"; docs/parity.md, "Differences found").
+
+* `DELIBERATE`: py-volcano decides otherwise on purpose; the parity test is an expected failure
+  (strict: a scenario that starts to agree must leave this table).
+* `RANDOM_TIES`: Volcano breaks a tie at random (equal-score nodes, or which pod of a job gang offers
+  as a victim), py-volcano takes the first; the two are compared up to that choice (`loosen`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+__all__ = ["DELIBERATE", "RANDOM_TIES", "job_of", "loosen"]
+
+_NON_LEAF_OR_CYCLE = "hierarchical capacity: Volcano turns the plugin off for the cycle, py-volcano holds the bad job"
+
+#: Scenario name -> why py-volcano decides otherwise on purpose.
+DELIBERATE: dict[str, str] = {
+    "overcommitted-node-wedges-no-queue": "overcommitted nodes: the cluster total counts max(allocatable, used)",
+    "capacity-hierarchy-cycle-waits-rest-scheduled": _NON_LEAF_OR_CYCLE,
+    "capacity-hierarchy-nonleaf-queue-rejected": _NON_LEAF_OR_CYCLE,
+}
+
+#: Scenario name -> the tie Volcano breaks at random there.
+RANDOM_TIES: dict[str, str] = {
+    "capacity-guarantee-keeps-room-for-idle-queue": "no node score runs: every node ties for every pod",
+    "capacity-hierarchy": "training-job-0 and training-job-4 score the same on both nodes",
+    "nodeorder-least-requested-spreads": "the empty nodes tie for each pod",
+    "drf-hierarchy-reclaims-from-the-richer-queue": "gang offers one of job-c's two pods on node-1",
+}
+
+GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+
+
+def job_of(objects: list[dict[str, Any]]) -> dict[str, str]:
+    """Map each pod's scenario key (`ns/name`) to its job: its PodGroup's key, else its own."""
+    jobs: dict[str, str] = {}
+    for obj in objects:
+        if obj["kind"] != "Pod":
+            continue
+        meta = obj["metadata"]
+        namespace = meta.get("namespace") or "default"
+        group = (meta.get("annotations") or {}).get(GROUP_ANNOTATION)
+        jobs[f"{namespace}/{meta['name']}"] = f"{namespace}/{group or meta['name']}"
+    return jobs
+
+
+def loosen(binds: dict[str, str], evictions: list[str], jobs: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Return decisions up to a random tie: every bound pod on node `*`, evictions as `job xN` counts."""
+    counts = Counter(jobs.get(key, key) for key in evictions)
+    return dict.fromkeys(binds, "*"), sorted(f"{job} x{count}" for job, count in counts.items())
