@@ -32,6 +32,7 @@ CRD_NAMES = (
     "podgroups.scheduling.volcano.sh",
     "numatopologies.nodeinfo.volcano.sh",
     "nodeshards.shard.volcano.sh",
+    "hypernodes.topology.volcano.sh",
 )
 
 
@@ -115,8 +116,7 @@ def test_default_render(helm: str) -> None:
     kinds = sorted(doc["kind"] for doc in docs)
     assert kinds == sorted(
         [
-            "CustomResourceDefinition",
-            "CustomResourceDefinition",
+            *["CustomResourceDefinition"] * len(CRD_NAMES),
             "ServiceAccount",
             "ConfigMap",
             "ClusterRole",
