@@ -466,7 +466,8 @@ def test_the_documented_rbac_is_all_the_scheduler_needs(
     docs/operations.md), the scheduler syncs, leads, creates the default Queue, binds, writes status and
     events, and the API server refuses it nothing."""
     docs = [d for d in yaml.safe_load_all((REPO / "deploy" / "py-volcano.yaml").read_text()) if d]
-    cluster_rules = next(d["rules"] for d in docs if (d["kind"], d["metadata"]["name"]) == ("ClusterRole", "py-volcano"))
+    roles = {d["metadata"]["name"]: d["rules"] for d in docs if d["kind"] == "ClusterRole"}
+    cluster_rules = roles["py-volcano"]
     lease_rules = next(d["rules"] for d in docs if d["kind"] == "Role")
     account = token("sched")
     rbac = "/apis/rbac.authorization.k8s.io/v1"
