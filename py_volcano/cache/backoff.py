@@ -7,8 +7,10 @@ podMaxBackoffSeconds). While it waits, the runner hands its id to the cycle, who
 of every job walk; it still counts in every queue's request and share, so the other jobs are placed
 exactly as if it had been tried and had failed (docs/semantics.md, "Backoff of unschedulable jobs").
 
-It is tried again once its backoff has passed **and** the store reported a change it could use
-(`Changes`): its own pods or PodGroup changed; a Queue, PriorityClass or PodDisruptionBudget, or the
+A change to its own pods or PodGroup brings it back at the next cycle, backoff or not: a gang whose
+members are still arriving is tried as each arrives, as Volcano tries it every cycle. Otherwise it is
+tried again once its backoff has passed **and** the store reported a change it could use
+(`Changes`): a Queue, PriorityClass or PodDisruptionBudget, or the
 configuration, changed; resources may have been freed (a pod deleted, finished or releasing, a node
 added or changed, a bind rolled back); with preempt or reclaim configured, a pod was placed (a new
 possible victim). A job that waited `flush_after` seconds since its last failure is tried anyway, as
@@ -65,10 +67,14 @@ class Backoff:
             for waiting in self.waiting.values():
                 waiting.woken = True
             return
+        if not changes.jobs:
+            return
+        now = self.clock()
         for job in changes.jobs:
             helped = self.waiting.get(job)
             if helped is not None:
                 helped.woken = True
+                helped.retry_at = min(helped.retry_at, now)
 
     def wake_all(self) -> None:
         """Mark every waiting job (the configuration changed)."""

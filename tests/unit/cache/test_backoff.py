@@ -52,10 +52,11 @@ def test_the_backoff_doubles_from_initial_up_to_maximum(backoff: Backoff, attemp
 def test_a_failed_job_waits_until_a_change_wakes_it_and_its_backoff_passed(
     backoff: Backoff, clock: list[float]
 ) -> None:
-    """Woken before its backoff passed it still waits; once both hold it is tried, and a new failure waits longer."""
+    """Woken by freed resources before its backoff passed it still waits; once both hold it is tried,
+    and a new failure waits longer."""
     fail(backoff, A)
     assert backoff.skipped() == {A}
-    backoff.wake(Changes(jobs={A}), preempting=False)
+    backoff.wake(Changes(freed=True), preempting=False)
     assert backoff.skipped() == {A}  # woken, but the 1 s backoff has not passed
     assert not backoff.due()
     clock[0] += 1.0
@@ -63,6 +64,19 @@ def test_a_failed_job_waits_until_a_change_wakes_it_and_its_backoff_passed(
     assert fail(backoff, A) == frozenset()  # tried this cycle, failed again
     assert backoff.waiting[A].attempts == 2
     assert backoff.waiting[A].retry_at == clock[0] + 2.0
+
+
+def test_a_change_to_its_own_pods_brings_a_job_back_at_once(backoff: Backoff, clock: list[float]) -> None:
+    """A gang whose pods are still arriving is tried at the next cycle, whatever its backoff (as Volcano
+    tries every job every cycle); another job's change does not shorten its wait."""
+    fail(backoff, A, B)
+    clock[0] += 1.0
+    fail(backoff, A, B)  # second failure: a 2 s backoff
+    backoff.wake(Changes(jobs={A, JobID("ns/other")}), preempting=False)
+    assert backoff.due()
+    assert fail(backoff, A) == {B}  # A tried at once and failed again; B still waits
+    assert backoff.waiting[A].attempts == 3
+    assert backoff.waiting[A].retry_at == clock[0] + 4.0
 
 
 def test_without_a_change_a_failed_job_stays_out_until_it_is_flushed(backoff: Backoff, clock: list[float]) -> None:
