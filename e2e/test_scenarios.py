@@ -16,6 +16,9 @@ How the real run is set up (docs/scenarios.md, "Between cycles" and "On a real A
   simulator. Every other kind the scenario holds (RuntimeClasses, LimitRanges, ResourceQuotas, ...) is
   created first, through the API server's discovery, so its admission plugins change the pods as
   `py-volcano simulate` plays them (docs/scenarios.md, "What the API server does").
+* a scenario with `nodeUsage` gets a Prometheus of its own, scraping a node-exporter stand-in that
+  serves that usage (e2e/node_exporter.py), waited for until it answers the usage plugin's queries
+  with it; the scheduler's configuration gets a `metrics` section pointing at it.
 * the scheduler runs exactly `cycles` cycles; each starts once the previous one's binds and evictions
   are observed in its cache. A scenario's `now` is its `--clock-start`.
 
@@ -37,16 +40,20 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
+from contextlib import ExitStack
 from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from e2e.controlplane import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
 from e2e.harness import KINDS, Nodes, Rest, Scheduler, create_namespace, token, wait_for
+from e2e.node_exporter import measured
+from e2e.prometheus import Prometheus
 from py_volcano.api import CPU, MEMORY, QueueFigures, Resource
 from py_volcano.simulation.expect import Outcome, check
 from py_volcano.simulation.scenario import Scenario, load_scenario
@@ -57,11 +64,7 @@ pytest_plugins = ["e2e.fixtures"]
 FILES = scenario_files(SCENARIO_DIR, *configured_dirs(os.environ))
 
 #: Scenarios a real API server cannot play as written, and why (strict: once fixed, drop the entry).
-DIVERGENT: dict[str, str] = {
-    # `nodeUsage` stands for what Prometheus measures; e2e/test_usage.py plays both against a real one.
-    "usage-node-over-cpu-threshold-gets-no-pod": "nodeUsage is in-memory only: no Prometheus here",
-    "usage-less-loaded-node-wins": "nodeUsage is in-memory only: no Prometheus here",
-}
+DIVERGENT: dict[str, str] = {}
 
 #: Created in listing order, one second apart; every other kind is created first, in any order.
 _ORDERED = ("Queue", "PodGroup", "Pod")
@@ -292,6 +295,8 @@ class ScenarioRun:
         self.process: Scheduler | None = None  # the last run's scheduler and /metrics page, for extra checks
         self.page = ""
         self.other_paths: list[str] = []  # objects of other kinds that outlive the namespaces: deleted by path
+        self.prometheus: Prometheus | None = None  # serving the scenario's `nodeUsage`, when it has one
+        self.resources = ExitStack()  # what stops in `clean`: that Prometheus and its node-exporter stand-in
 
     def apply(self) -> None:
         """Create every object, statuses included, and wait until the cluster shows them.
@@ -304,6 +309,9 @@ class ScenarioRun:
         listing position.
         """
         _clean_cluster(self.rest)
+        if self.scenario.node_usage:
+            load = {name: (usage.cpu, usage.memory) for name, usage in self.scenario.node_usage.items()}
+            self.prometheus = self.resources.enter_context(measured(self.workdir / "prometheus", load))
         for namespace in sorted(_namespaces(self.scenario, self.discovery) - SYSTEM_NAMESPACES):
             self.namespaces.append(create_namespace(self.rest, self.names.namespace(namespace)))
         objects = [
@@ -397,8 +405,11 @@ class ScenarioRun:
         args += ["--pod-initial-backoff-seconds=0.01", "--pod-max-backoff-seconds=0.01"]
         if self.scenario.now is not None:
             args.append(f"--clock-start={self.scenario.now.isoformat()}")
-        if self.scenario.scheduler_config is not None:
-            conf.write_text(self.scenario.scheduler_config)
+        conf_text = self.scenario.scheduler_config
+        if self.prometheus is not None:
+            conf_text = _with_metrics(conf_text, self.prometheus.url)
+        if conf_text is not None:
+            conf.write_text(conf_text)
             args.append(f"--scheduler-conf={conf}")
         with Scheduler(self.control_plane.kubeconfig, *args, name=self.scenario.name) as process:
             scraper = MetricsScraper(process)
@@ -436,6 +447,7 @@ class ScenarioRun:
         which is immediate, so the next scenario's scheduler never sees them; the namespaces themselves,
         and what else they hold (LimitRanges, ResourceQuotas), are left to the namespace controller.
         """
+        self.resources.close()
         for namespace in self.namespaces:
             for kind in ("Pod", "PodGroup", "PodDisruptionBudget"):
                 self.rest.request("DELETE", Rest.path(kind, namespace), {"gracePeriodSeconds": 0})
@@ -449,6 +461,13 @@ class ScenarioRun:
             self.rest.request("DELETE", path)
         for queue in self.rest.list("Queue"):
             self.rest.delete("Queue", queue["metadata"]["name"])
+
+
+def _with_metrics(conf_text: str | None, address: str) -> str:
+    """Return the scheduler configuration with a `metrics` section polling the Prometheus at `address`."""
+    conf = yaml.safe_load(conf_text or "") or {}
+    conf["metrics"] = {"type": "prometheus", "address": address, "interval": "2s"}
+    return str(yaml.safe_dump(conf))
 
 
 @pytest.fixture

@@ -389,11 +389,16 @@ class Runner:
 
         A bounded run ends a whole period after its last cycle ended (its binds observed), so /metrics
         shows the last cycle for one period before the process stops, however long the cycle took. Bounded runs
-        always wait the whole period (scenario replays count on one cycle per period).
+        always wait the whole period (scenario replays count on one cycle per period). With a metrics
+        source, node usage is polled once between the first listing and the first cycle, so the first
+        cycle reads it (the poller's own first round may come before the nodes are listed).
         """
         if not await self.wait_synced():
             return
         period, limit = self.settings.cycle.schedule_period, self.settings.cycle.cycles
+        metrics = self.conf.current().metrics
+        if metrics.collects:
+            await self.node_usage.poll(metrics)
         gap = period if limit is not None else self.settings.cycle.min_cycle_gap
         while not self.stop.is_set() and (limit is None or self.cycles_run < limit):
             started = time.monotonic()
