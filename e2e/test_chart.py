@@ -13,6 +13,7 @@ import copy
 import json
 import os
 import shutil
+import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -21,6 +22,11 @@ from typing import Any
 
 import pytest
 import yaml
+
+from e2e.harness import Nodes, Rest, py_volcano, token, wait_for
+from e2e.test_scheduler import _service_account_kubeconfig
+
+pytest_plugins = ["e2e.fixtures"]
 
 REPO = Path(__file__).resolve().parent.parent
 CHART = REPO / "charts" / "py-volcano"
@@ -96,6 +102,7 @@ VARIANTS = [
         id="network-policy",
     ),
     pytest.param(["--set", "metrics.secure.enabled=false", "--set", "networkPolicy.enabled=true"], id="plain-metrics"),
+    pytest.param(["--set", "sharding.enabled=true", "--set", "replicaCount=2"], id="sharded"),
 ]
 
 
@@ -454,6 +461,82 @@ def test_the_optional_metrics_objects_are_accepted_by_the_api_server(kubectl: An
         "--set", "networkPolicy.apiServer.cidrs[0]=10.0.0.1/32",
     ).stdout)
     kubectl("apply", "--server-side", "--dry-run=server", "--validate=strict", "-f", str(manifest))
+
+
+def test_the_sharded_chart_is_accepted_by_the_api_server(kubectl: Any, helm: str, tmp_path: Path) -> None:
+    """A Deployment, a Lease and a PodDisruptionBudget per shard, the shard controller's Deployment,
+    ServiceAccount and RBAC pass server-side validation (dry run)."""
+    shards = [{"name": "shard-a", "selector": "pool=a"}, {"name": "shard-b", "selector": "pool in (b,c)"}]
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({"sharding": {"enabled": True, "shards": shards}, "replicaCount": 2}))
+    template = [helm, "template", "py-volcano", str(CHART), "--namespace", "default", "--set", "crds.install=false"]
+    manifest = tmp_path / "sharded.yaml"
+    manifest.write_text(run(*template, "-f", str(values)).stdout)
+    docs = [doc for doc in yaml.safe_load_all(manifest.read_text()) if doc]
+    deployments = sorted(doc["metadata"]["name"] for doc in docs if doc["kind"] == "Deployment")
+    assert deployments == ["py-volcano-shard-a", "py-volcano-shard-b", "py-volcano-shard-controller"]
+    kubectl("apply", "--server-side", "--dry-run=server", "--validate=strict", "-f", str(manifest))
+
+
+def test_the_charts_shard_controller_keeps_node_shards_current_under_its_own_rbac(
+    control_plane: Any, kubectl: Any, helm: str, rest: Rest, namespace: str, nodes: Nodes, tmp_path: Path
+) -> None:
+    """The shard controller's command, as the chart renders it, run as the chart's controller ServiceAccount
+    with only its ClusterRole: it fills both NodeShards, moves a node that joins later into its shard at the
+    next resync, is refused nothing, and exits 0 on SIGTERM."""
+    label, release = token("pool"), token("pv")
+    shards = {shard: f"{label}-{shard}" for shard in "ab"}
+    values = tmp_path / "values.yaml"
+    listed = [{"name": name, "selector": f"pool={name}"} for name in shards.values()]
+    values.write_text(yaml.safe_dump({"sharding": {"enabled": True, "shards": listed, "resyncSeconds": 1}}))
+    template = [helm, "template", release, str(CHART), "--namespace", namespace, "--set", "crds.install=false"]
+    docs = [doc for doc in yaml.safe_load_all(run(*template, "-f", str(values)).stdout) if doc]
+    controller = f"{release}-py-volcano-shard-controller"
+    own = [doc for doc in docs if doc["metadata"]["name"] == controller]
+    assert sorted(doc["kind"] for doc in own) == ["ClusterRole", "ClusterRoleBinding", "Deployment", "ServiceAccount"]
+    (deployment,) = [doc for doc in own if doc["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    first = nodes.add(pool=shards["a"])
+    kubectl("apply", "-f", "-", input=yaml.safe_dump_all([doc for doc in own if doc["kind"] != "Deployment"]))
+    log = tmp_path / "shard-controller.log"
+    try:
+        kubeconfig = _service_account_kubeconfig(control_plane, rest, namespace, controller, tmp_path / "sa.kubeconfig")
+        command = [py_volcano(), *container["command"][1:], *container["args"], f"--kubeconfig={kubeconfig}"]
+        with open(log, "wb") as out:
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            filled = {shards["a"]: [first], shards["b"]: []}
+            wait_for("both NodeShards filled", lambda: _desired(rest, shards.values()) == filled)
+            second = nodes.add(pool=shards["b"])
+            wait_for("the joining node in shard b", lambda: _desired(rest, [shards["b"]]) == {shards["b"]: [second]})
+            process.send_signal(signal.SIGTERM)
+            code = process.wait(timeout=30)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=30)
+    finally:
+        kubectl("delete", "clusterrolebinding,clusterrole", controller, "--ignore-not-found")
+        for name in shards.values():
+            rest.request("DELETE", f"{NODE_SHARDS}/{name}")
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    assert code == 0, log.read_text()
+    assert "forbidden" not in log.read_text().lower(), log.read_text()
+    updated = [line for line in lines if line["event"] == "node_shard_updated"]
+    assert [(line["node_shard"], line["added"], line["removed"]) for line in updated] == [(shards["b"], [second], [])]
+
+
+NODE_SHARDS = "/apis/shard.volcano.sh/v1alpha1/nodeshards"
+
+
+def _desired(rest: Rest, names: Any) -> dict[str, list[str]]:
+    """spec.nodesDesired of each NodeShard that exists."""
+    found = {}
+    for name in names:
+        status, body = rest.request("GET", f"{NODE_SHARDS}/{name}")
+        if status == 200:
+            found[name] = sorted((body.get("spec") or {}).get("nodesDesired") or [])
+    return found
 
 
 # --- helm install and upgrade against the API server ----------------------------------------------------

@@ -279,23 +279,31 @@ def _shard_selector(text: str) -> tuple[str, str]:
 
 
 def _shard(args: argparse.Namespace) -> int:
+    import signal
+
     from py_volcano.cache import ApiClient, sync_node_shards
+    from py_volcano.cache.shards import keep_node_shards
     from py_volcano.errors import ApiError
+
+    async def once(client: ApiClient) -> int:
+        try:
+            assigned = await sync_node_shards(client, args.shards)
+        except ApiError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        print(json.dumps({name: len(nodes) for name, nodes in assigned.items()}))
+        return EXIT_OK
 
     async def sync() -> int:
         async with await ApiClient.connect(kubeconfig=args.kubeconfig) as client:
-            while True:
-                try:
-                    assigned = await sync_node_shards(client, args.shards)
-                except ApiError as exc:
-                    print(f"error: {exc}", file=sys.stderr)
-                    if args.sync_period is None:
-                        return EXIT_FAILED
-                else:
-                    print(json.dumps({name: len(nodes) for name, nodes in assigned.items()}), flush=True)
-                if args.sync_period is None:
-                    return EXIT_OK
-                await asyncio.sleep(args.sync_period)
+            if args.every is None:
+                return await once(client)
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+            await keep_node_shards(client, args.shards, every=args.every, stop=stop)
+            return EXIT_OK
 
     try:
         return asyncio.run(sync())
@@ -309,8 +317,9 @@ def _add_shard(commands: Any) -> None:
         "shard",
         help="fill NodeShards from label selectors (static node shards)",
         description="Set each NodeShard's spec.nodesDesired (shard.volcano.sh/v1alpha1, created when missing) to "
-        "the nodes its label selector matches; a node matched by several selectors goes to the first. Prints the "
-        "node count per shard as JSON. Exit 0 when written, 1 when the API server refused, 2 on bad usage.",
+        "the nodes its label selector matches; a node matched by several selectors goes to the first. Once: print "
+        "the node count per shard as JSON and exit 0 when written, 1 when the API server refused, 2 on bad usage. "
+        "With --every: sync again every SECONDS, logging each change, until SIGTERM or SIGINT (exit 0).",
     )
     shard.add_argument(
         "--shard",
@@ -323,11 +332,16 @@ def _add_shard(commands: Any) -> None:
     )
     shard.add_argument("--kubeconfig", metavar="PATH", default=None, help="kubeconfig (default: as for run)")
     shard.add_argument(
-        "--sync-period",
+        "--every",
         metavar="SECONDS",
         type=_positive(float),
         default=None,
-        help="sync again every SECONDS until stopped, as Volcano's shardSyncPeriod (default: once, then exit)",
+        help="sync again every SECONDS until stopped, a refused round retried at the next, as Volcano's "
+        "shardSyncPeriod (the static sharding controller; default: once, then exit)",
+    )
+    shard.add_argument("--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)")
+    shard.add_argument(
+        "--log-format", choices=("json", "console"), default="console", help="line format (default: %(default)s)"
     )
     shard.set_defaults(handler=_shard)
 

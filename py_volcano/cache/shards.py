@@ -9,7 +9,8 @@ A malformed NodeShard is logged with the field at fault and the nodes last read 
 
 `sync_node_shards` is the simplest policy of Volcano's sharding controller made static: each NodeShard
 gets the nodes that match its label selector, a node matching several selectors going to the first
-one given, so shards never overlap (`py-volcano shard`).
+one given, so shards never overlap (`py-volcano shard`). `keep_node_shards` repeats it every few
+seconds, so that nodes that join, leave or are relabelled reach their shard (`py-volcano shard --every`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from py_volcano.cache.client import ApiClient, api_failure, status_message
 from py_volcano.cache.store import Store
 from py_volcano.errors import ApiError
 
-__all__ = ["NodeShardPoller", "assign_nodes", "sync_node_shards"]
+__all__ = ["NodeShardPoller", "assign_nodes", "keep_node_shards", "sync_node_shards"]
 
 log = structlog.get_logger(__name__)
 
@@ -100,8 +101,27 @@ async def sync_node_shards(client: ApiClient, selectors: Sequence[tuple[str, str
     matches = [await _matching_nodes(client, selector) for _, selector in selectors]
     assigned = assign_nodes([name for name, _ in selectors], matches)
     for name, nodes in assigned.items():
-        await _write_shard(client, name, nodes)
+        before = await _write_shard(client, name, nodes)
+        if before is None:
+            log.info("node_shard_created", node_shard=name, nodes=len(nodes))
+        elif before != nodes:
+            added, removed = sorted(set(nodes) - set(before)), sorted(set(before) - set(nodes))
+            log.info("node_shard_updated", node_shard=name, nodes=len(nodes), added=added, removed=removed)
     return assigned
+
+
+async def keep_node_shards(
+    client: ApiClient, selectors: Sequence[tuple[str, str]], *, every: float, stop: asyncio.Event
+) -> None:
+    """Run `sync_node_shards` now and every `every` seconds until `stop` is set. A round the API server
+    refuses or does not answer is logged (`node_shard_sync_failed`) and the next round tries again."""
+    while not stop.is_set():
+        try:
+            await sync_node_shards(client, selectors)
+        except ApiError as exc:
+            log.warning("node_shard_sync_failed", reason=str(exc), retry_in=every)
+        if await wait_or_stop(stop, every):
+            return
 
 
 async def _matching_nodes(client: ApiClient, selector: str) -> list[str]:
@@ -118,7 +138,8 @@ async def _matching_nodes(client: ApiClient, selector: str) -> list[str]:
         params = {**params, "continue": token}
 
 
-async def _write_shard(client: ApiClient, name: str, nodes: list[str]) -> None:
+async def _write_shard(client: ApiClient, name: str, nodes: list[str]) -> list[str] | None:
+    """Make NodeShard `name` desire `nodes`; return the nodes it desired before, None when it was created."""
     path = f"{NODE_SHARD_PATH}/{name}"
     status, body = await client.request("GET", path)
     if status == 404:
@@ -131,12 +152,14 @@ async def _write_shard(client: ApiClient, name: str, nodes: list[str]) -> None:
         status, body = await client.request("POST", NODE_SHARD_PATH, body=manifest)
         if status not in (200, 201):
             raise api_failure(ApiError, f"create NodeShard {name}", status=status, body=body)
-        return
+        return None
     if status != 200 or not isinstance(body, dict):
         raise api_failure(ApiError, f"read NodeShard {name}", status=status, body=body)
-    if sorted((body.get("spec") or {}).get("nodesDesired") or []) == nodes:
-        return
+    before = sorted((body.get("spec") or {}).get("nodesDesired") or [])
+    if before == nodes:
+        return before
     patch = {"spec": {"nodesDesired": nodes}}
     status, body = await client.request("PATCH", path, body=patch, content_type=_MERGE_PATCH)
     if status != 200:
         raise api_failure(ApiError, f"update NodeShard {name} spec.nodesDesired", status=status, body=body)
+    return before

@@ -34,7 +34,7 @@ app.kubernetes.io/component: scheduler
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
-{{/* Labels of the CRDs: the release's, without the scheduler component. */}}
+{{/* Labels of the CRDs and the shard controller: the release's, without the scheduler component. */}}
 {{- define "py-volcano.crdLabels" -}}
 helm.sh/chart: {{ include "py-volcano.chart" . }}
 {{ include "py-volcano.selectorLabels" . }}
@@ -69,4 +69,72 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{/* "true" when a PodDisruptionBudget is rendered. */}}
 {{- define "py-volcano.pdbEnabled" -}}
 {{- if or .Values.podDisruptionBudget.enabled (gt (int .Values.replicaCount) 1) }}true{{ end }}
+{{- end }}
+
+{{/* "true" when the scheduler runs one Deployment per node shard; fails on a list it cannot run. */}}
+{{- define "py-volcano.sharded" -}}
+{{- if .Values.sharding.enabled }}
+{{- $names := list }}
+{{- range .Values.sharding.shards }}
+{{- if has .name $names }}
+{{- fail (printf "sharding.shards: shard %q is listed twice" .name) }}
+{{- end }}
+{{- $names = append $names .name }}
+{{- end }}
+{{- if not $names }}
+{{- fail "sharding.shards must list at least one shard when sharding.enabled is true" }}
+{{- end -}}
+true
+{{- end }}
+{{- end }}
+
+{{/* The scheduler's shards as a YAML list: sharding.shards, or one shard without a name (no sharding). */}}
+{{- define "py-volcano.shardList" -}}
+{{- if include "py-volcano.sharded" . }}
+{{- toYaml .Values.sharding.shards }}
+{{- else -}}
+- {}
+{{- end }}
+{{- end }}
+
+{{/* The label that tells one shard's scheduler pods from another's; its value is the shard's name. */}}
+{{- define "py-volcano.shardLabel" -}}
+scheduling.py-volcano.io/node-shard
+{{- end }}
+
+{{/* Name of the scheduler Deployment (and PodDisruptionBudget) of shard (list root shard): the full name,
+suffixed with the shard's name when there is one. */}}
+{{- define "py-volcano.shardFullname" -}}
+{{- $root := index . 0 }}
+{{- $shard := index . 1 }}
+{{- if $shard.name }}
+{{- printf "%s-%s" (include "py-volcano.fullname" $root) $shard.name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- include "py-volcano.fullname" $root }}
+{{- end }}
+{{- end }}
+
+{{/* Leader-election Lease of shard (list root shard): leaderElection.leaseName, suffixed with the shard's
+name when there is one, so that each shard elects its own leader. */}}
+{{- define "py-volcano.leaseName" -}}
+{{- $root := index . 0 }}
+{{- $shard := index . 1 }}
+{{- if $shard.name }}
+{{- printf "%s-%s" $root.Values.leaderElection.leaseName $shard.name }}
+{{- else }}
+{{- $root.Values.leaderElection.leaseName }}
+{{- end }}
+{{- end }}
+
+{{- define "py-volcano.shardControllerName" -}}
+{{- printf "%s-shard-controller" (include "py-volcano.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* ServiceAccount of the shard controller: its own when the chart creates ServiceAccounts. */}}
+{{- define "py-volcano.shardControllerServiceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- include "py-volcano.shardControllerName" . }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
 {{- end }}

@@ -1,5 +1,6 @@
 """Node shards against a fake API server: the poller keeps the store's shard, the static sync fills NodeShards
-from label selectors, and an optimistic bind another instance won (409) leaves the pod counted once."""
+from label selectors (once, or every few seconds until stopped), and an optimistic bind another instance won
+(409) leaves the pod counted once."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 import pytest
+from structlog.testing import capture_logs
 
 from py_volcano.api import NODE_SHARD_PATH, TaskStatus
 from py_volcano.cache import ApiClient, Binder, NodeShardPoller, sync_node_shards
-from py_volcano.cache.shards import assign_nodes
+from py_volcano.cache.shards import assign_nodes, keep_node_shards
 from py_volcano.cache.store import NODES, PODS, Store
 from py_volcano.errors import ApiError
 from tests.unit.cache.test_store import node, pod, reconcile
@@ -126,6 +128,49 @@ def test_sync_leaves_an_unchanged_shard_alone_and_reports_a_refusal() -> None:
     _, bad = client({("GET", "/api/v1/nodes"): [(400, {"message": "unable to parse requirement"})]})
     with pytest.raises(ApiError, match=r"list nodes matching 'pool=='.*HTTP 400.*unable to parse"):
         asyncio.run(sync_node_shards(bad, [("a", "pool==")]))
+
+
+def test_the_sync_loop_retries_a_failed_round_logs_each_change_and_stops_on_request() -> None:
+    """Round 1: no answer; round 2: creates the shard; round 3: a node joined; round 4: nothing changed."""
+
+    def nodes(*names: str) -> tuple[int, Any]:
+        return 200, {"metadata": {}, "items": [{"metadata": {"name": name}} for name in names]}
+
+    stop = asyncio.Event()
+
+    class Cluster(FakeApi):
+        rounds = 0
+
+        async def request(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+            if path == "/api/v1/nodes":
+                self.rounds += 1
+                if self.rounds == 1:
+                    raise ApiError("GET /api/v1/nodes: no answer", status=None)
+                if self.rounds == 4:
+                    stop.set()
+            return await super().request(method, path, **kwargs)
+
+    written = shard_body(["n1"])
+    cluster = Cluster(
+        {
+            ("GET", "/api/v1/nodes"): [nodes("n1"), nodes("n1", "n2")],
+            ("GET", f"{NODE_SHARD_PATH}/a"): [(404, {}), (200, written), (200, shard_body(["n1", "n2"]))],
+            ("POST", NODE_SHARD_PATH): [(201, {})],
+            ("PATCH", f"{NODE_SHARD_PATH}/a"): [(200, {})],
+        }
+    )
+    with capture_logs() as logs:
+        asyncio.run(keep_node_shards(cast(ApiClient, cluster), [("a", "pool=a")], every=0.01, stop=stop))
+    assert cluster.rounds == 4
+    events = [(line["event"], line.get("added"), line.get("removed")) for line in logs]
+    assert events == [
+        ("node_shard_sync_failed", None, None),
+        ("node_shard_created", None, None),
+        ("node_shard_updated", ["n2"], []),
+    ]
+    writes = [(method, body) for method, _, body, _ in cluster.calls if method != "GET"]
+    assert writes[-1] == ("PATCH", {"spec": {"nodesDesired": ["n1", "n2"]}})
+    assert len(writes) == 2, "an unchanged shard is not written"
 
 
 def placed(store: Store, key: str) -> list[tuple[str, TaskStatus]]:
