@@ -1,13 +1,15 @@
 """`python -m bench all [--quick] [--repeat N] [--json]`: every benchmark of issue 6 in one run, on one
 control plane, printing the tables and one JSON object; or `python -m bench NAME ARGS...` for one of
-`inmem`, `network_topology`, `e2e`, `side_by_side`, `backlog`, `faults`, `predicates`, `preempt`, `profile`
-(`faults`, six minutes of control-plane faults, is not part of `all`).
+`inmem`, `network_topology`, `large_cluster`, `e2e`, `side_by_side`, `backlog`, `faults`, `predicates`, `preempt`,
+`profile` (`faults`, six minutes of control-plane faults, is not part of `all`).
 
 `all` runs, in this order:
 
 1. the in-memory cycle at `--inmem-size` (5,000 nodes x 50,000 pods), before the control plane starts, and
    the in-memory cycle with network-topology-aware on a three-tier HyperNode tree against the same cluster
-   without it (`bench.network_topology`: 1,000 and 5,000 nodes; quick 1,000);
+   without it (`bench.network_topology`: 1,000 and 5,000 nodes; quick 1,000), and the cycle that places
+   100 new pods in a cluster of 5,000 nodes and 150,000 bound pods (`bench.large_cluster`, in its own
+   process so its peak RSS is its own; quick 1,000 nodes x 30,000 pods);
 2. a control plane with kwok nodes; at each node count (1,000 then 5,000; `--quick`: 1,000), `--repeat`
    times, interleaved: py-volcano `single` (10,000 one-pod jobs; quick 2,000), py-volcano `gang`
    (20 x 500; quick 4 x 500), kube-scheduler on the `single` workload, the bind ceiling;
@@ -33,13 +35,14 @@ import datetime
 import gc
 import importlib
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import backlog, e2e, faults, inmem, network_topology, side_by_side
+from bench import backlog, e2e, faults, inmem, large_cluster, network_topology, side_by_side
 from bench.backlog import BacklogLoad, backlog_phase, print_backlog
 from bench.cluster import BenchCluster, code_version, load_average, machine
 from bench.e2e import COLUMNS, Workload, print_restart, restart_phase, table_row, volcano_phase
@@ -88,6 +91,20 @@ def measure_inmem(size: str) -> dict[str, Any]:
         ),
     )
     return row
+
+
+def measure_large_cluster(nodes: int, bound: int) -> dict[str, Any]:
+    """Run `bench.large_cluster` in a fresh process (its VmHWM is then its own); an error record on failure."""
+    command = [sys.executable, "-m", "bench.large_cluster", "--nodes", str(nodes), "--bound", str(bound), "--json"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    lines = done.stdout.splitlines()
+    print("\n".join(lines[:-1]), flush=True)
+    if done.returncode != 0 or not lines:
+        message = f"large_cluster: exit {done.returncode}: {done.stderr.strip()[-500:]}"
+        print(f"phase failed: {message}", file=sys.stderr, flush=True)
+        return {"error": message}
+    report: dict[str, Any] = json.loads(lines[-1])
+    return report
 
 
 async def attempt(what: str, phase: Any, errors: list[str]) -> dict[str, Any]:
@@ -241,6 +258,8 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "pods": workload.pods,
         "restart_pods": workload.restart_pods,
         "backlog_small_pod_p99_s": (report.get("backlog") or {}).get("p99_latency_s"),
+        "large_cluster_cycle_s": report["large_cluster"].get("large_cluster_cycle_s"),
+        "large_cluster_rss_mib": report["large_cluster"].get("large_cluster_rss_mib"),
     } | {key: value for key, value in report["network_topology"].items() if key.startswith("network_topology_")}
     steady_met = (
         None
@@ -263,6 +282,8 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "small pods past a backlog that never fits: p99 < 2 s": _at_most(keys["backlog_small_pod_p99_s"], 2.0),
         "RSS < 1.5 GiB (restart, everything cached)": _at_most(keys["rss_mib_restart"], RSS_LIMIT_MIB),
         "network-topology-aware at most 2x the cycle at 1k nodes": _at_most(keys.get("network_topology_ratio_1k"), 2.0),
+        "large cluster cycle <= 0.2 s": _at_most(keys["large_cluster_cycle_s"], 0.2),
+        "large cluster RSS < 1.5 GiB": _at_most(keys["large_cluster_rss_mib"], RSS_LIMIT_MIB),
     }
     keys["targets_at_issue_size"] = full_size
     return keys
@@ -310,6 +331,7 @@ def main_all(argv: list[str]) -> dict[str, Any]:
     report["machine_reference_s_start"] = machine_reference()
     report["inmem"] = measure_inmem(args.inmem_size)
     report["network_topology"] = network_topology.main(["--sizes", "1000" if args.quick else "1000,5000"])
+    report["large_cluster"] = measure_large_cluster(*((1000, 30_000) if args.quick else (5000, 150_000)))
     report |= asyncio.run(
         run_all(
             workload,
@@ -367,6 +389,7 @@ COMMANDS: dict[str, Callable[[list[str]], Any]] = {
     "all": main_all,
     "inmem": inmem.main,
     "network_topology": network_topology.main,
+    "large_cluster": large_cluster.main,
     "backlog": backlog.main,
     "e2e": e2e.main,
     "side_by_side": side_by_side.main,
