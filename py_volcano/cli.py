@@ -142,10 +142,10 @@ def _add_run(commands: Any) -> None:
         "--min-cycle-gap",
         metavar="SECONDS",
         type=_non_negative_float,
-        default=1.0,
+        default=0.1,
         help="least seconds between the starts of two cycles: new pending work (an unbound pod, a changed "
-        "PodGroup) starts a cycle this soon after the last one began; at most --schedule-period; below it, "
-        "objects applied together may be seen in separate cycles (default: %(default)s, off)",
+        "PodGroup) starts a cycle this soon after the last one began; at most --schedule-period (equal to it: "
+        "cycles only on the period, as Volcano) (default: %(default)s)",
     )
     run.add_argument(
         "--leader-elect",

@@ -61,7 +61,7 @@ class CycleSettings:
     """Seconds between the starts of two cycles at most, while something is due (a cycle longer than this
     is followed at once)."""
 
-    min_cycle_gap: float = 1.0
+    min_cycle_gap: float = 0.1
     """Seconds between the starts of two cycles at least: new pending work (an unbound pod of ours, a
     changed PodGroup) starts a cycle this soon after the last one began instead of at the next period."""
 
