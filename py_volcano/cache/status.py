@@ -3,8 +3,8 @@
 The scheduling loop calls `submit` once per cycle with the cycle's result, which carries every status,
 condition and reason to write (the framework decides them); the writer diffs it against what it last
 wrote (`status_diff`), queues only the changes, and returns. `run` drains the queue in the background with
-bounded concurrency; a later submit supersedes a queued, unsent write of the same object. Status
-writes are merge patches on status subresources, or on the object itself where the CRD has none
+bounded concurrency, one write per object in flight; a later submit supersedes a queued, unsent write of the
+same object. Status writes are merge patches on status subresources, or on the object itself where the CRD has none
 (Volcano's PodGroup CRD): `run` asks discovery first, and again when a status path turns out not to be
 served (a 404 that names no object) or a status written on the object is ignored (the CRD has gained
 the subresource); pod conditions are strategic merge patches of
@@ -164,6 +164,7 @@ class StatusWriter:
         self._pods: dict[TaskID, _PodRecord] = {}
         self._overcommitted: dict[str, str] = {}
         self._pending: dict[tuple[str, str], _StatusPatch | _PodRecord | AnnotationPatch] = {}
+        self._in_flight: set[tuple[str, str]] = set()
         self._events: EventSeries[_Event] = EventSeries(max_pending=max_events)
         self._event_seq = 0
         self._event_time = (0.0, "")
@@ -371,19 +372,28 @@ class StatusWriter:
                 log.warning("events_not_recorded", count=self._events.not_recorded, reason="too many series waiting")
                 self._events.not_recorded = 0
 
-    def _next(self) -> _Queued | None:
-        """Status writes first, in submit order; events after them."""
-        if self._pending:
-            key = next(iter(self._pending))
-            return self._pending.pop(key)
-        return self._events.pop()
+    def _next(self) -> tuple[tuple[str, str] | None, _Queued] | None:
+        """Status writes first, in submit order, each object's one at a time; events after them.
+
+        A write of an object whose previous write is still in flight waits for it: sent beside it, the
+        API server could apply the older one last and leave a stale status that looks written."""
+        for key in self._pending:
+            if key not in self._in_flight:
+                self._in_flight.add(key)
+                return key, self._pending.pop(key)
+        event = self._events.pop()
+        return None if event is None else (None, event)
 
     async def _work(self) -> None:
-        while (item := self._next()) is not None:
+        while (taken := self._next()) is not None:
+            key, item = taken
             try:
                 await self._send(item)
             except Exception:  # a bug in one write must not stop the others (or the scheduler)
                 log.exception("status_write_crashed", object=repr(item))
+            finally:
+                if key is not None:
+                    self._in_flight.discard(key)
 
     def _request(self, item: _Queued) -> tuple[str, str, str, str, dict[str, Any], str]:
         """Return (kind, object, method, path, body, content type) of a queued item."""

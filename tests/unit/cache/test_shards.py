@@ -5,10 +5,12 @@ from label selectors (once, or every few seconds until stopped), and an optimist
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import logging
+from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 import pytest
+import structlog
 from structlog.testing import capture_logs
 
 from py_volcano.api import NODE_SHARD_PATH, TaskStatus
@@ -130,6 +132,16 @@ def test_sync_leaves_an_unchanged_shard_alone_and_reports_a_refusal() -> None:
         asyncio.run(sync_node_shards(bad, [("a", "pool==")]))
 
 
+@pytest.fixture
+def info_logs() -> Iterator[None]:
+    """Let info lines through whatever level an earlier test in this process configured."""
+    previous = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.INFO))
+    yield
+    structlog.configure(**previous)
+
+
+@pytest.mark.usefixtures("info_logs")
 def test_the_sync_loop_retries_a_failed_round_logs_each_change_and_stops_on_request() -> None:
     """Round 1: no answer; round 2: creates the shard; round 3: a node joined; round 4: nothing changed."""
 
