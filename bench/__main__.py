@@ -1,7 +1,7 @@
 """`python -m bench all [--quick] [--repeat N] [--json]`: every benchmark of issue 6 in one run, on one
 control plane, printing the tables and one JSON object; or `python -m bench NAME ARGS...` for one of
-`inmem`, `network_topology`, `large_cluster`, `e2e`, `side_by_side`, `backlog`, `faults`, `predicates`, `preempt`,
-`profile` (`faults`, six minutes of control-plane faults, is not part of `all`).
+`inmem`, `network_topology`, `large_cluster`, `e2e`, `side_by_side`, `backlog`, `volcano`, `faults`, `predicates`,
+`preempt`, `profile` (`faults`, six minutes of control-plane faults, is not part of `all`).
 
 `all` runs, in this order:
 
@@ -12,7 +12,9 @@ control plane, printing the tables and one JSON object; or `python -m bench NAME
    process so its peak RSS is its own; quick 1,000 nodes x 30,000 pods);
 2. a control plane with kwok nodes; at each node count (1,000 then 5,000; `--quick`: 1,000), `--repeat`
    times, interleaved: py-volcano `single` (10,000 one-pod jobs; quick 2,000), py-volcano `gang`
-   (20 x 500; quick 4 x 500), kube-scheduler on the `single` workload, the bind ceiling;
+   (20 x 500; quick 4 x 500), kube-scheduler on the `single` workload, when `VOLCANO_SCHEDULER` names a
+   vc-scheduler binary Volcano's own scheduler on it (`bench.volcano`, each pod in a PodGroup as Volcano's
+   controller would make; `volcano_pods_per_s`, absent otherwise), the bind ceiling;
    the null scheduler (`bench.null_scheduler`: binds each pod as soon as it is seen, on the same
    workload); the medians are reported; after the first node count's phases, the backlog phase
    (`bench.backlog`: 20,000 pods that never fit, then a stream of small pods; quick 5,000) gives
@@ -42,7 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import backlog, e2e, faults, inmem, large_cluster, network_topology, side_by_side
+from bench import backlog, e2e, faults, inmem, large_cluster, network_topology, side_by_side, volcano
 from bench.backlog import BacklogLoad, backlog_phase, print_backlog
 from bench.cluster import BenchCluster, code_version, load_average, machine
 from bench.e2e import COLUMNS, Workload, print_restart, restart_phase, table_row, volcano_phase
@@ -130,6 +132,7 @@ async def run_all(
 ) -> dict[str, Any]:
     """Run the control-plane phases; return them by node count, the backlog, the restart and the profile."""
     cluster = BenchCluster(lease_seconds=lease_seconds)
+    vc_binary = volcano.configured_binary()
     report: dict[str, Any] = {"by_nodes": {}, "errors": []}
     errors: list[str] = report["errors"]
     try:
@@ -140,6 +143,7 @@ async def run_all(
                 "py-volcano": [],
                 "gang": [],
                 "kube-scheduler": [],
+                **({"volcano": []} if vc_binary else {}),
                 "ceiling": [],
                 "null": [],
             }
@@ -150,6 +154,7 @@ async def run_all(
                         cluster, name="gang", pods=0, gangs=workload.gangs, gang_size=workload.gang_size
                     ),
                     "kube-scheduler": kube_scheduler_phase(cluster, pods=workload.pods, qps=qps),
+                    **({"volcano": volcano.volcano_phase(cluster, pods=workload.pods)} if vc_binary else {}),
                     "ceiling": ceiling_phase(cluster, pods=workload.pods),
                     "null": null_phase(cluster, pods=workload.pods),
                 }
@@ -167,9 +172,7 @@ async def run_all(
                 if result["gang"].get("pods_per_s") and result["py-volcano"].get("pods_per_s")
                 else None
             )
-            print_table(
-                [table_row(result[n]) for n in ("py-volcano", "gang", "kube-scheduler", "ceiling", "null")], COLUMNS
-            )
+            print_table([table_row(result[n]) for n in runs], COLUMNS)
             for key, value in result["ratios"].items():
                 print(f"{key}: {value}")
             print(flush=True)
@@ -261,6 +264,8 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "large_cluster_cycle_s": report["large_cluster"].get("large_cluster_cycle_s"),
         "large_cluster_rss_mib": report["large_cluster"].get("large_cluster_rss_mib"),
     } | {key: value for key, value in report["network_topology"].items() if key.startswith("network_topology_")}
+    if "volcano" in largest:
+        keys["volcano_pods_per_s"] = largest["volcano"].get("pods_per_s")
     steady_met = (
         None
         if keys["steady_p99_s"] is None or keys["kube_scheduler_steady_p99_s"] is None
@@ -391,6 +396,7 @@ COMMANDS: dict[str, Callable[[list[str]], Any]] = {
     "network_topology": network_topology.main,
     "large_cluster": large_cluster.main,
     "backlog": backlog.main,
+    "volcano": volcano.main,
     "e2e": e2e.main,
     "side_by_side": side_by_side.main,
     "faults": faults.main,

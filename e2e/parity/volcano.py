@@ -155,6 +155,46 @@ def _quantities(spec: dict[str, Any], name: str) -> dict[str, str]:
     }
 
 
+def podgroup_for(pod: dict[str, Any], group: str, namespace: str) -> dict[str, Any]:
+    """Return the PodGroup `group` Volcano's podgroup controller makes for a bare pod: minMember 1, the pod's
+    requests as minResources, its priority class, the queue of its queue annotation, owned by the pod (when
+    it has a uid), Pending."""
+    meta = pod["metadata"]
+    spec: dict[str, Any] = {"minMember": 1, "minResources": _quantities(pod["spec"], meta["name"])}
+    if pod["spec"].get("priorityClassName"):
+        spec["priorityClassName"] = pod["spec"]["priorityClassName"]
+    if (meta.get("annotations") or {}).get(QUEUE_ANNOTATION):
+        spec["queue"] = meta["annotations"][QUEUE_ANNOTATION]
+    metadata: dict[str, Any] = {"name": group, "namespace": namespace}
+    if meta.get("uid"):
+        owner = {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"], "controller": True}
+        metadata["ownerReferences"] = [owner]
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": metadata,
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
+
+
+def system_queues(rest: Rest) -> list[str]:
+    """Make the `root` and `default` queues vc-scheduler expects exist, Open as Volcano's queue controller
+    leaves them (one without a state is opened; a state set is kept); return the names it created."""
+    created = []
+    for name, reclaimable in (("root", False), ("default", True)):
+        queue = rest.get("Queue", name)
+        if queue is None:
+            spec = {"weight": 1, "reclaimable": reclaimable}
+            body = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}}
+            rest.create({**body, "spec": spec, "status": {"state": "Open"}})
+            created.append(name)
+        elif not (queue.get("status") or {}).get("state"):
+            path = Rest.path("Queue", name=name) + "/status"
+            rest.ok("PATCH", path, {"status": {"state": "Open"}}, content_type="application/merge-patch+json")
+    return created
+
+
 class VolcanoRun(ScenarioRun):
     """A scenario applied to the API server and played by vc-scheduler."""
 
@@ -180,38 +220,16 @@ class VolcanoRun(ScenarioRun):
     def _own_group(self, namespace: str, name: str) -> None:
         pod = self.rest.get("Pod", name, namespace) or {}
         group = f"podgroup-{pod['metadata']['uid']}"
-        annotations = pod["metadata"].get("annotations") or {}
-        spec: dict[str, Any] = {"minMember": 1, "minResources": _quantities(pod["spec"], name)}
-        if pod["spec"].get("priorityClassName"):
-            spec["priorityClassName"] = pod["spec"]["priorityClassName"]
-        if annotations.get(QUEUE_ANNOTATION):
-            spec["queue"] = annotations[QUEUE_ANNOTATION]
-        owner = {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": pod["metadata"]["uid"], "controller": True}
-        body = {
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "PodGroup",
-            "metadata": {"name": group, "namespace": namespace, "ownerReferences": [owner]},
-            "spec": spec,
-            "status": {"phase": "Pending"},
-        }
-        self.rest.create(body)
+        self.rest.create(podgroup_for(pod, group, namespace))
         if namespace in SYSTEM_NAMESPACES:
             self.system_objects.append(("PodGroup", group, namespace))
         patch = {"metadata": {"annotations": {GROUP_ANNOTATION: group}}}
         path = Rest.path("Pod", namespace, name)
         self.rest.ok("PATCH", path, patch, content_type="application/merge-patch+json")
 
-    def _system_queues(self) -> None:
-        """Create the `root` and `default` queues vc-scheduler would create, Open as the queue controller sets them."""
-        for name, reclaimable in (("root", False), ("default", True)):
-            if self.rest.get("Queue", name) is None:
-                spec = {"weight": 1, "reclaimable": reclaimable}
-                body = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}}
-                self.rest.create({**body, "spec": spec, "status": {"state": "Open"}})
-
     def play(self) -> None:
         """Run vc-scheduler for the scenario's cycles, then stop it."""
-        self._system_queues()
+        system_queues(self.rest)
         args = [
             self.vc_binary,
             f"--kubeconfig={self.control_plane.kubeconfig}",
