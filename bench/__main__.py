@@ -1,7 +1,7 @@
 """`python -m bench all [--quick] [--repeat N] [--json]`: every benchmark of issue 6 in one run, on one
 control plane, printing the tables and one JSON object; or `python -m bench NAME ARGS...` for one of
-`inmem`, `network_topology`, `large_cluster`, `e2e`, `side_by_side`, `backlog`, `volcano`, `faults`, `predicates`,
-`preempt`, `profile` (`faults`, six minutes of control-plane faults, is not part of `all`).
+`inmem`, `network_topology`, `large_cluster`, `e2e`, `side_by_side`, `backlog`, `volcano`, `shards`, `faults`,
+`predicates`, `preempt`, `profile` (`faults`, six minutes of control-plane faults, is not part of `all`).
 
 `all` runs, in this order:
 
@@ -19,7 +19,9 @@ control plane, printing the tables and one JSON object; or `python -m bench NAME
    workload); the medians are reported; after the first node count's phases, the backlog phase
    (`bench.backlog`: 20,000 pods that never fit, then a stream of small pods; quick 5,000) gives
    `backlog_small_pod_p99_s`; at the largest node count, the steady phases (`bench.steady`: 150 pods/s
-   for 60 s, quick 50 for 20 s) by py-volcano and by kube-scheduler;
+   for 60 s, quick 50 for 20 s) by py-volcano and by kube-scheduler, then the shard phases, once (`bench.shards`:
+   the `single` workload scheduled by 1, 2 and 4 `py-volcano run` instances in hard sharding mode, each
+   owning a NodeShard of the nodes; `shards_pods_per_s_{1,2,4}`, printed beside the null scheduler's figure);
 3. with `--profile`, one more py-volcano `single` phase at the largest node count under py-spy,
    summarised by part (its figures are not used: the profiler perturbs them);
 4. the restart at the largest node count (50,000 pods, 5,000 pending; quick 10,000 and 1,000).
@@ -44,13 +46,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import backlog, e2e, faults, inmem, large_cluster, network_topology, side_by_side, volcano
+from bench import backlog, e2e, faults, inmem, large_cluster, network_topology, shards, side_by_side, volcano
 from bench.backlog import BacklogLoad, backlog_phase, print_backlog
 from bench.cluster import BenchCluster, code_version, load_average, machine
 from bench.e2e import COLUMNS, Workload, print_restart, restart_phase, table_row, volcano_phase
 from bench.profile import PySpy, print_summary, summarise
 from bench.profile import main as profile_main
 from bench.report import median_of, print_table, ratio
+from bench.shards import INSTANCES as SHARD_INSTANCES
+from bench.shards import print_shards, shards_phase
 from bench.side_by_side import ceiling_phase, kube_scheduler_phase, null_phase, ratios
 from bench.steady import steady_phase
 from py_volcano.logs import configure_logging
@@ -192,6 +196,11 @@ async def run_all(
                     list(report["steady"].values()),
                     STEADY_COLUMNS,
                 )
+                report["shards"] = {
+                    str(n): await attempt(f"shards {n}", shards_phase(cluster, instances=n, pods=workload.pods), errors)
+                    for n in SHARD_INSTANCES
+                }
+                print_shards(report["shards"], result["null"])
             if count == workload.nodes[0]:
                 report["backlog"] = await attempt("backlog", backlog_phase(cluster, backlog_load), errors)
                 print_backlog(report["backlog"])
@@ -224,6 +233,7 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
     single, gang = largest["py-volcano"], largest["gang"]
     kube, ceiling, restart = largest["kube-scheduler"], largest["ceiling"], report["restart"]
     null, steady = largest.get("null") or {}, report.get("steady") or {}
+    shard_runs = report.get("shards") or {}
     steady_volcano, steady_kube = steady.get("py-volcano") or {}, steady.get("kube-scheduler") or {}
     reference = report.get("machine_reference_s")
     inmem_rate = report["inmem"].get("pods_per_s")
@@ -271,6 +281,8 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         if keys["steady_p99_s"] is None or keys["kube_scheduler_steady_p99_s"] is None
         else keys["steady_p99_s"] <= keys["kube_scheduler_steady_p99_s"]
     )
+    keys |= {f"shards_pods_per_s_{n}": (shard_runs.get(str(n)) or {}).get("pods_per_s") for n in SHARD_INSTANCES}
+    keys["shards_2_over_1"] = ratio(keys["shards_pods_per_s_2"], keys["shards_pods_per_s_1"])
     keys["targets"] = {
         "e2e >= 0.9 x null scheduler": _at_least(keys["e2e_over_null"], 0.9),
         "e2e >= 1.5 x kube-scheduler": _at_least(keys["volcano_over_kube_scheduler"], 1.5),
@@ -289,6 +301,7 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "network-topology-aware at most 2x the cycle at 1k nodes": _at_most(keys.get("network_topology_ratio_1k"), 2.0),
         "large cluster cycle <= 0.2 s": _at_most(keys["large_cluster_cycle_s"], 0.2),
         "large cluster RSS < 1.5 GiB": _at_most(keys["large_cluster_rss_mib"], RSS_LIMIT_MIB),
+        "2 shards >= 1.6 x one": _at_least(keys["shards_2_over_1"], 1.6),
     }
     keys["targets_at_issue_size"] = full_size
     return keys
@@ -397,6 +410,7 @@ COMMANDS: dict[str, Callable[[list[str]], Any]] = {
     "large_cluster": large_cluster.main,
     "backlog": backlog.main,
     "volcano": volcano.main,
+    "shards": shards.main,
     "e2e": e2e.main,
     "side_by_side": side_by_side.main,
     "faults": faults.main,
