@@ -263,6 +263,14 @@ def _add_run(commands: Any) -> None:
         default="py-volcano",
         help="the NodeShard (shard.volcano.sh/v1alpha1) this instance owns (default: %(default)s)",
     )
+    run.add_argument(
+        "--scheduler-sharding-takeover-seconds",
+        metavar="SECONDS",
+        type=_non_negative_float,
+        default=5.0,
+        help="with hard sharding, the pending jobs are shared out among the NodeShards' instances; a job "
+        "another instance owns is left to it this long, then any instance may place it (default: %(default)s)",
+    )
     run.add_argument("--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)")
     run.add_argument(
         "--log-format", choices=("json", "console"), default="json", help="line format (default: %(default)s)"

@@ -43,6 +43,7 @@ from py_volcano.cache import (
     LeaderElector,
     NodeShardPoller,
     NodeUsagePoller,
+    PendingShares,
     StatusWriter,
     Store,
     inform,
@@ -199,6 +200,11 @@ class Runner:
         shard = settings.shard
         self.shard_poller = (
             NodeShardPoller(client, self.store, name=shard.name, period=shard.period)
+            if shard.mode == HARD_SHARDING
+            else None
+        )
+        self.pending_shares = (
+            PendingShares(shard.name, takeover=shard.takeover, clock=time.monotonic)
             if shard.mode == HARD_SHARDING
             else None
         )
@@ -428,12 +434,13 @@ class Runner:
     def _cycle_due(self) -> bool:
         """Return whether anything a cycle reads changed since the last cycle's snapshot, a status write
         failed (only a cycle's submit writes it again), the last cycle decided by the time, or a job it
-        left out (backed off) may be tried now."""
+        left out (backed off, or left to another shard instance) may be tried now."""
         return (
             self.status.unwritten
             or self._reads_clock
             or self._last_input != (self.store.generation, id(self.conf.current()))
             or self.backoff.due()
+            or (self.pending_shares is not None and self.pending_shares.due())
         )
 
     async def guarded_cycle(self, number: int) -> tuple[CycleResult, asyncio.Task[ApplyReport]] | None:
@@ -449,7 +456,8 @@ class Runner:
         task that sends them."""
         conf = self.conf.current()
         self._last_input = (self.store.generation, id(conf))
-        skip = self._backed_off(conf)
+        others = self._other_shards_jobs()
+        skip = self._backed_off(conf) | others
         with _collector_paused():
             shared = skip if shares_backlog(conf) else frozenset()  # docs/semantics.md, "Backoff of unschedulable jobs"
             snapshot = self.store.snapshot(backlog=shared, token=conf)
@@ -484,10 +492,17 @@ class Runner:
             binds=len(result.binds),
             evictions=len(result.evictions),
             pipelined=len(result.pipelined),
-            backed_off=len(skip),
+            backed_off=len(skip) - len(others),
+            other_shards=len(others),
             duration_ms=round(seconds * 1000, 2),
         )
         return result, sending
+
+    def _other_shards_jobs(self) -> frozenset[JobID]:
+        """Return the pending jobs another shard instance places for now (none without hard sharding)."""
+        if self.pending_shares is None:
+            return frozenset()
+        return self.pending_shares.others(self.store.pending_jobs(), self.store.shard_peers)
 
     def _backed_off(self, conf: SchedulerConf) -> frozenset[JobID]:
         """Wake the backed-off jobs what changed since the last cycle could help; return those still out."""

@@ -181,6 +181,9 @@ class ShardSettings:
     period: float = 5.0
     """Seconds between two reads of the NodeShard: how soon a change of its nodes takes effect."""
 
+    takeover: float = 5.0
+    """Seconds a pending job another shard instance owns waits before this instance may place it."""
+
 
 @dataclass(slots=True, frozen=True)
 class Settings:
@@ -229,5 +232,9 @@ class Settings:
                 lease_name=args.leader_elect_lease_name,
             ),
             controller=ControllerSettings(enabled=args.podgroup_controller),
-            shard=ShardSettings(mode=args.scheduler_sharding_mode, name=args.scheduler_sharding_name),
+            shard=ShardSettings(
+                mode=args.scheduler_sharding_mode,
+                name=args.scheduler_sharding_name,
+                takeover=args.scheduler_sharding_takeover_seconds,
+            ),
         )

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from py_volcano.cache.leader import LeaderElector
     from py_volcano.cache.node_usage import NodeUsagePoller
     from py_volcano.cache.reviews import AccessReviewer
-    from py_volcano.cache.shards import NodeShardPoller, sync_node_shards
+    from py_volcano.cache.shards import NodeShardPoller, PendingShares, sync_node_shards
     from py_volcano.cache.status import StatusWriter
     from py_volcano.cache.watchers import KOPF_KINDS, resync, watch
 
@@ -39,6 +39,7 @@ __all__ = [
     "LeaderElector",
     "NodeShardPoller",
     "NodeUsagePoller",
+    "PendingShares",
     "StatusWriter",
     "Store",
     "api_failure",
@@ -66,6 +67,7 @@ _IO_MODULES = {
     "AccessReviewer": "reviews",
     "NodeUsagePoller": "node_usage",
     "NodeShardPoller": "shards",
+    "PendingShares": "shards",
     "sync_node_shards": "shards",
     "StatusWriter": "status",
     "KOPF_KINDS": "watchers",

@@ -1,10 +1,12 @@
 """Node shards on the API server: the poller that tells the store which nodes this instance owns, and the
 static sharding step that fills NodeShards from label selectors.
 
-With `--scheduler-sharding-mode=hard`, `NodeShardPoller` reads NodeShard `--scheduler-sharding-name`
-every `period` seconds and keeps its `spec.nodesDesired` in `Store.shard_nodes`; the session then masks
-every other node out of each placement (framework/session.py). Until the first answer, and while the
-NodeShard does not exist, the instance owns no node: it never binds outside a shard it has not read.
+With `--scheduler-sharding-mode=hard`, `NodeShardPoller` lists the NodeShards every `period` seconds and
+keeps NodeShard `--scheduler-sharding-name`'s `spec.nodesDesired` in `Store.shard_nodes` (the session then
+masks every other node out of each placement, framework/session.py) and every NodeShard's name in
+`Store.shard_peers` (`PendingShares` shares the pending jobs out among them, docs/operations.md "Shards").
+Until the first answer, and while the NodeShard does not exist, the instance owns no node: it never binds
+outside a shard it has not read.
 A malformed NodeShard is logged with the field at fault and the nodes last read stay in force.
 
 `sync_node_shards` is the simplest policy of Volcano's sharding controller made static: each NodeShard
@@ -16,13 +18,14 @@ seconds, so that nodes that join, leave or are relabelled reach their shard (`py
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import structlog
 
 from py_volcano.aio import wait_or_stop
-from py_volcano.api import NODE_SHARD_PATH, parse_node_shard
+from py_volcano.api import NODE_SHARD_PATH, JobID, parse_node_shard
 from py_volcano.cache.client import ApiClient, api_failure, status_message
 from py_volcano.cache.store import Store
 from py_volcano.errors import ApiError
@@ -55,22 +58,36 @@ class NodeShardPoller:
                 return
 
     async def poll(self) -> None:
-        """Read the NodeShard once and hand a change of its nodes to the store."""
+        """List the NodeShards once: hand a change of this instance's nodes, and of the names of every
+        shard (the instances that share the pending jobs), to the store."""
         try:
-            status, body = await self.client.request("GET", f"{NODE_SHARD_PATH}/{self.name}")
+            status, body = await self.client.request("GET", NODE_SHARD_PATH)
         except ApiError as exc:
             log.warning("node_shard_read_failed", node_shard=self.name, reason=str(exc))
             return
-        if status == 404:
+        if status == 404:  # the CRD is not served: no NodeShard exists
+            body = {}
+        elif status != 200 or not isinstance(body, dict):
+            log.warning("node_shard_read_failed", node_shard=self.name, status=status, reason=status_message(body))
+            return
+        items = body.get("items") or []
+        named = {
+            item["metadata"]["name"]: item
+            for item in items
+            if isinstance(item, dict) and isinstance(item.get("metadata"), dict) and item["metadata"].get("name")
+        }
+        peers = tuple(sorted(named))
+        if peers != self.store.shard_peers:
+            log.info("node_shards_listed", node_shards=list(peers))
+            self.store.shard_peers = peers
+        own = named.get(self.name)
+        if own is None:
             if self.store.shard_nodes:
                 log.error("node_shard_missing", node_shard=self.name, nodes_kept=0)
             self._set(frozenset())
             return
-        if status != 200 or not isinstance(body, dict):
-            log.warning("node_shard_read_failed", node_shard=self.name, status=status, reason=status_message(body))
-            return
         try:
-            spec = parse_node_shard(body)
+            spec = parse_node_shard(own)
         except ValueError as exc:
             log.error("node_shard_invalid", node_shard=self.name, error=str(exc))
             return
@@ -81,6 +98,56 @@ class NodeShardPoller:
             log.info("node_shard_changed", node_shard=self.name, nodes=len(nodes))
             self.store.shard_nodes = nodes
             self.store.touch()
+
+
+class PendingShares:
+    """Share the pending jobs out among the shard instances, so each pod gets one Binding, not one per shard.
+
+    Job `j` is instance `sorted(shards)[crc32(j) % len(shards)]`'s. Another instance leaves it out of its
+    cycles (it still counts in every queue's request and share, as a backed-off job does) until it has been
+    pending `takeover` seconds by this instance's clock; from then on any instance may place it, so a job
+    its own shard cannot hold is placed wherever it fits (binds stay optimistic: a second Binding gets 409).
+    """
+
+    __slots__ = ("_first_seen", "_next_takeover", "clock", "name", "takeover")
+
+    def __init__(self, name: str, *, takeover: float, clock: Callable[[], float]) -> None:
+        self.name = name
+        self.takeover = takeover
+        self.clock = clock
+        self._first_seen: dict[JobID, float] = {}
+        self._next_takeover: float | None = None
+
+    @staticmethod
+    def owner(job: JobID, shards: Sequence[str]) -> str:
+        """Return the shard instance job `job` belongs to (`shards` sorted)."""
+        return shards[zlib.crc32(job.encode()) % len(shards)]
+
+    def others(self, pending: Collection[JobID], shards: Sequence[str]) -> frozenset[JobID]:
+        """Return the pending jobs this instance leaves to their own instance now; `shards`: every
+        NodeShard's name, sorted (fewer than two, or without this instance's: none are left out)."""
+        if len(shards) < 2 or self.name not in shards:
+            self._first_seen.clear()
+            self._next_takeover = None
+            return frozenset()
+        now, first_seen = self.clock(), self._first_seen
+        for gone in first_seen.keys() - pending:
+            del first_seen[gone]
+        left: list[JobID] = []
+        soonest: float | None = None
+        for job in pending:
+            if self.owner(job, shards) == self.name:
+                continue
+            due = first_seen.setdefault(job, now) + self.takeover
+            if now < due:
+                left.append(job)
+                soonest = due if soonest is None else min(soonest, due)
+        self._next_takeover = soonest
+        return frozenset(left)
+
+    def due(self) -> bool:
+        """Return whether a job the last call left out may now be taken over (a cycle should run)."""
+        return self._next_takeover is not None and self.clock() >= self._next_takeover
 
 
 def assign_nodes(shards: Sequence[str], matches: Sequence[Sequence[str]]) -> dict[str, list[str]]:

@@ -252,6 +252,8 @@ class Store:
         """Measured load per node name, written by the metrics poller (cache/node_usage.py)."""
         self.shard_nodes: frozenset[str] | None = None
         """The nodes of this instance's NodeShard, written by the shard poller (cache/shards.py); None: all."""
+        self.shard_peers: tuple[str, ...] = ()
+        """Every NodeShard's name, sorted, written by the shard poller: the instances sharing the pending jobs."""
         self._hyper_nodes: HyperNodeTopology | None = None  # resolved anew once HyperNodes or nodes change
 
     # Watch events and listings --------------------------------------------------------------------
@@ -284,6 +286,15 @@ class Store:
     def listing(self, kind: Kind, *, started: float) -> Listing:
         """Begin reconciling `kind` with a full LIST sent at `started`; feed it pages as they come."""
         return Listing(self, kind, started)
+
+    def pending_jobs(self) -> set[JobID]:
+        """Return the jobs with a pod of this scheduler waiting for a node."""
+        ours = self.scheduler_name
+        return {
+            job_of(record.spec)
+            for record in self.records[PODS.name].values()
+            if record.spec is not None and not record.spec.task.node_name and record.spec.scheduler_name == ours
+        }
 
     def _unbound_pods(self) -> set[str]:
         return {

@@ -13,9 +13,9 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 
-from py_volcano.api import NODE_SHARD_PATH, TaskStatus
+from py_volcano.api import NODE_SHARD_PATH, JobID, TaskStatus
 from py_volcano.cache import ApiClient, Binder, NodeShardPoller, sync_node_shards
-from py_volcano.cache.shards import assign_nodes, keep_node_shards
+from py_volcano.cache.shards import PendingShares, assign_nodes, keep_node_shards
 from py_volcano.cache.store import NODES, PODS, Store
 from py_volcano.errors import ApiError
 from tests.unit.cache.test_store import node, pod, reconcile
@@ -61,19 +61,58 @@ def store() -> Store:
     return created
 
 
+def shard_list(*shards: dict[str, Any]) -> tuple[int, Any]:
+    return 200, {"metadata": {}, "items": list(shards)}
+
+
 def test_poller_owns_no_node_before_reading_and_follows_the_node_shard(store: Store) -> None:
-    path = f"{NODE_SHARD_PATH}/shard-a"
-    answers = [(200, shard_body(["n1"])), (200, shard_body(["n1", 7])), (404, {}), (200, shard_body(["n2"]))]
-    _, api = client({("GET", path): answers})
+    other = {"metadata": {"name": "shard-b"}, "spec": {"nodesDesired": ["n9"]}}
+    answers = [
+        shard_list(shard_body(["n1"]), other),
+        shard_list(shard_body(["n1", 7]), other),
+        shard_list(other),
+        (404, {}),
+        shard_list(shard_body(["n2"])),
+    ]
+    _, api = client({("GET", NODE_SHARD_PATH): answers})
     poller = NodeShardPoller(api, store, name="shard-a", period=1.0)
     assert store.shard_nodes == frozenset()
     seen = []
     for _ in answers:
         asyncio.run(poller.poll())
-        seen.append(store.shard_nodes)
-    # a malformed NodeShard keeps the nodes last read; a missing one owns none
-    assert seen == [frozenset({"n1"}), frozenset({"n1"}), frozenset(), frozenset({"n2"})]
+        seen.append((store.shard_nodes, store.shard_peers))
+    # a malformed NodeShard keeps the nodes last read; a missing one (or no NodeShard kind) owns none
+    assert seen == [
+        (frozenset({"n1"}), ("shard-a", "shard-b")),
+        (frozenset({"n1"}), ("shard-a", "shard-b")),
+        (frozenset(), ("shard-b",)),
+        (frozenset(), ()),
+        (frozenset({"n2"}), ("shard-a",)),
+    ]
     assert store.snapshot().shard_nodes == frozenset({"n2"})
+
+
+def test_pending_jobs_are_shared_out_and_taken_over_after_a_while() -> None:
+    """Each pending job is one instance's; another leaves it alone for `takeover` seconds, then may place
+    it; with one shard, or none naming this instance, nothing is left out."""
+    clock = [0.0]
+    shards = ("shard-a", "shard-b")
+    jobs = [JobID(f"ns/job-{i}") for i in range(40)]
+    a = PendingShares("shard-a", takeover=5.0, clock=lambda: clock[0])
+    b = PendingShares("shard-b", takeover=5.0, clock=lambda: clock[0])
+    left_by_a, left_by_b = a.others(jobs, shards), b.others(jobs, shards)
+    assert left_by_a and left_by_b  # the jobs are spread over both
+    assert left_by_a | left_by_b == set(jobs) and not left_by_a & left_by_b  # each job is exactly one's
+    assert all(PendingShares.owner(job, shards) == "shard-b" for job in left_by_a)
+    clock[0] = 4.9
+    assert not a.due() and a.others(jobs, shards) == left_by_a
+    clock[0] = 5.0
+    assert a.due()
+    assert a.others(jobs, shards) == frozenset()  # waited long enough: a may place b's jobs
+    newcomer = next(job for job in (JobID(f"ns/new-{i}") for i in range(20)) if a.owner(job, shards) == "shard-b")
+    assert a.others([*jobs, newcomer], shards) == {newcomer}  # a new job waits its own takeover
+    assert a.others(jobs, ("shard-a",)) == frozenset()
+    assert a.others(jobs, ("shard-b", "shard-c")) == frozenset()
 
 
 def test_poller_keeps_the_shard_when_the_api_server_does_not_answer(store: Store) -> None:
