@@ -21,6 +21,10 @@ DELIBERATE: dict[str, str] = {
     "overcommitted-node-wedges-no-queue": "overcommitted nodes: the cluster total counts max(allocatable, used)",
     "capacity-hierarchy-cycle-waits-rest-scheduled": _NON_LEAF_OR_CYCLE,
     "capacity-hierarchy-nonleaf-queue-rejected": _NON_LEAF_OR_CYCLE,
+    "preempt-pdb-steers-victim": "PodDisruptionBudgets: Volcano's preempt ignores them and deletes web-0",
+    "reclaim-pdb-counts-planned-evictions": "PodDisruptionBudgets steer reclaim victims without the pdb plugin",
+    "preempt-conformance-holds-when-a-tier-defers": "conformance under tier rules: an empty tier 1 defers to drf",
+    "rescheduling-low-node-utilization": "rescheduling measures use by requests; Volcano reads metrics (none here)",
 }
 
 #: Scenario name -> the tie Volcano breaks at random there.
@@ -29,6 +33,7 @@ RANDOM_TIES: dict[str, str] = {
     "capacity-hierarchy": "training-job-0 and training-job-4 score the same on both nodes",
     "nodeorder-least-requested-spreads": "the empty nodes tie for each pod",
     "drf-hierarchy-reclaims-from-the-richer-queue": "gang offers one of job-c's two pods on node-1",
+    "preempt-high-priority-same-queue": "gang offers one of low-job's two pods on node-1 (Go map order)",
 }
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
