@@ -3,6 +3,7 @@
 
 * `DELIBERATE`: py-volcano decides otherwise on purpose; the parity test is an expected failure
   (strict: a scenario that starts to agree must leave this table).
+* `UNPLAYABLE`: the harness cannot give vc-scheduler what the scenario models; a strict expected failure.
 * `RANDOM_TIES`: Volcano breaks a tie at random (equal-score nodes, or which pod of a job gang offers
   as a victim), py-volcano takes the first; the two are compared up to that choice (`loosen`).
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-__all__ = ["DELIBERATE", "RANDOM_TIES", "job_of", "loosen"]
+__all__ = ["DELIBERATE", "RANDOM_TIES", "UNPLAYABLE", "job_of", "loosen"]
 
 _NON_LEAF_OR_CYCLE = "hierarchical capacity: Volcano turns the plugin off for the cycle, py-volcano holds the bad job"
 
@@ -34,6 +35,19 @@ RANDOM_TIES: dict[str, str] = {
     "nodeorder-least-requested-spreads": "the empty nodes tie for each pod",
     "drf-hierarchy-reclaims-from-the-richer-queue": "gang offers one of job-c's two pods on node-1",
     "preempt-high-priority-same-queue": "gang offers one of low-job's two pods on node-1 (Go map order)",
+    "network-topology-hard-gang-waits-when-no-tier-allowed-holds-it": "agg-0 and agg-1 tie for the wide gang, "
+    "and the empty nodes inside it tie for its first pods",
+}
+
+#: Scenario name -> what the harness cannot give vc-scheduler there (a strict expected failure too).
+UNPLAYABLE: dict[str, str] = {
+    name: "vc-scheduler builds a node's devices only on a node update after its first session, and kwok "
+    "nodes are not updated: it sees no GPU cards"
+    for name in (
+        "deviceshare-gpu-memory-decides-node",
+        "deviceshare-gpu-number-idle-cards",
+        "deviceshare-vgpu-memory-per-card",
+    )
 }
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"

@@ -3,7 +3,7 @@ tie loosens the comparison only as far as the tie reaches. Needs no vc-scheduler
 
 from __future__ import annotations
 
-from e2e.parity.known import DELIBERATE, RANDOM_TIES
+from e2e.parity.known import DELIBERATE, RANDOM_TIES, UNPLAYABLE
 from e2e.parity.volcano import Comparison, Decisions
 from py_volcano.simulation.scenario import load_scenario
 from tests.scenario_files import SCENARIO_DIR
@@ -14,7 +14,9 @@ def test_every_known_difference_names_a_scenario() -> None:
     names = {path.stem for path in SCENARIO_DIR.glob("*.yaml")}
     assert set(DELIBERATE) <= names
     assert set(RANDOM_TIES) <= names
+    assert set(UNPLAYABLE) <= names
     assert not set(DELIBERATE) & set(RANDOM_TIES)
+    assert not set(UNPLAYABLE) & (set(DELIBERATE) | set(RANDOM_TIES))
 
 
 def _comparison(volcano: Decisions, py_volcano: Decisions, *, tie: bool) -> Comparison:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.parity.known import DELIBERATE
+from e2e.parity.known import DELIBERATE, UNPLAYABLE
 from e2e.parity.volcano import Parity, skip_without_volcano
 from py_volcano.simulation.scenario import load_scenario
 from tests.scenario_files import SCENARIO_DIR, scenario_files
@@ -19,12 +19,15 @@ pytestmark = skip_without_volcano()
 
 
 def _cases() -> list[object]:
-    """Every scenario; those differing on purpose (e2e/parity/known.py) as strict expected failures."""
+    """Every scenario; those differing on purpose or that the harness cannot play (e2e/parity/known.py) as
+    strict expected failures."""
     return [
         pytest.param(
             path,
             id=path.stem,
-            marks=[pytest.mark.xfail(reason=DELIBERATE[path.stem], strict=True)] if path.stem in DELIBERATE else [],
+            marks=[pytest.mark.xfail(reason=known[path.stem], strict=True)]
+            if path.stem in (known := DELIBERATE | UNPLAYABLE)
+            else [],
         )
         for path in scenario_files(SCENARIO_DIR)
     ]

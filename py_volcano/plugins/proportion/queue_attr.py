@@ -75,8 +75,10 @@ class QueueAttr:
                 for task in tasks.values():
                     self.request.add(task.resreq)
         min_resources = job.min_resources
+        # An Inqueue group reserves the part of its minResources its allocated tasks do not hold yet (they
+        # already count in allocated).
         if job.phase is PodGroupPhase.INQUEUE and min_resources is not None:
-            self.inqueue.add(min_resources)
+            self.inqueue.add(min_resources.exceeded_part(job.allocated))
         # A Running group keeps reserving the part of its minResources it has not allocated, but only while
         # its allocated tasks reach minMember (Volcano: a finished Spark driver must not reserve again).
         if (

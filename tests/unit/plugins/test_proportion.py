@@ -400,6 +400,24 @@ def test_running_group_reserves_unallocated_min_resources(running: int, expected
     assert shares(ssn).attrs[QueueID("q")].inqueue.milli_cpu == expected
 
 
+@pytest.mark.parametrize(
+    ("placed", "expected"),
+    [pytest.param(0, 3000, id="nothing-placed-reserves-all"),
+     pytest.param(1, 2000, id="one-placed-reserves-the-rest"),
+     pytest.param(3, 0, id="min-held-reserves-nothing")],
+)
+def test_inqueue_group_reserves_only_what_it_does_not_hold(placed: int, expected: float) -> None:
+    """An Inqueue group (minResources 3 CPU) whose pods already run reserves min - allocated, whatever
+    minMember: what they hold counts in allocated (Volcano's GetInqueueResource)."""
+    ssn = session(
+        node(name="n1", cpu="8"), queue(name="q"),
+        pod_group(name="j", queue="q", phase="Inqueue", min_member=3, min_resources={"cpu": "3"}),
+        *[pod(name=f"j-{i}", group="j", node_name="n1" if i < placed else "", cpu="1", memory="")
+          for i in range(3)],
+    )
+    assert shares(ssn).attrs[QueueID("q")].inqueue.milli_cpu == expected
+
+
 # Events and the dry run ---------------------------------------------------------------------------
 
 
