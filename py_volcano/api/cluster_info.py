@@ -15,7 +15,6 @@ from py_volcano.api.hypernodes import HyperNodeTopology
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
 from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, ResourceQuotaSpec
 from py_volcano.api.node_info import NodeInfo, NodeSpec
-from py_volcano.api.quantity import parse_quantity
 from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
 from py_volcano.api.results import POD_UNSCHEDULABLE
 from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
@@ -173,14 +172,11 @@ class ClusterInfo:
         phase = shadow_phases.get(key)
         if phase is None:
             phase = PodGroupPhase.RUNNING if task.node_name else PodGroupPhase.PENDING
-        request = task.init_resreq.to_quantities()  # what Volcano's podgroup controller writes as minResources
         spec = PodGroupSpec(
             name=name,
             namespace=task.namespace,
             queue=parsed.queue,
             min_member=1,
-            min_resources=task.init_resreq.clone(),
-            min_resource_list={key: parse_quantity(value) for key, value in request.items()},
             priority_class_name=task.priority_class_name,
             phase=phase,
             creation=task.creation,

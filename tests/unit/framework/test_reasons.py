@@ -34,8 +34,8 @@ def closed(name: str) -> dict[str, Any]:
     ("objects", "message"),
     [
         pytest.param(
-            [*(node(name=f"n{i}", cpu="4") for i in range(5)), pod(name="w", cpu="16")],
-            "0/5 nodes are available: 5 Insufficient cpu",
+            [node(name="n0", cpu="4"), node(name="n1", cpu="4"), pod(name="w", cpu="16")],
+            "1/1 tasks unschedulable: no node can hold pod default/w: 0/2 nodes are available: 2 Insufficient cpu",
             id="a-pod-bigger-than-every-node-is-told-no-node-can-hold-it",
         ),
         pytest.param(
@@ -43,8 +43,7 @@ def closed(name: str) -> dict[str, Any]:
                 node(name="n0", cpu="8"),
                 queue(name="q", capability={"cpu": "2"}),
                 pod(name="r", cpu="2", queue="q", node_name="n0"),
-                pod_group(name="gw", queue="q"),  # no minResources: admitted, refused when placed
-                pod(name="w", cpu="1", group="gw"),
+                pod(name="w", cpu="1", queue="q"),
             ],
             "1/1 tasks unschedulable: queue q is over its capability: allocated + pod default/w = cpu 3 > cpu 2",
             id="a-queue-at-its-capability-is-named-with-the-amounts",
@@ -55,10 +54,8 @@ def closed(name: str) -> dict[str, Any]:
                 queue(name="a"),
                 queue(name="b"),
                 pod(name="r", cpu="2", queue="a", node_name="n0"),
-                pod_group(name="gw", queue="a"),  # no minResources: admitted, refused when placed
-                pod(name="w", cpu="1", group="gw"),
-                pod_group(name="gx", queue="b"),
-                pod(name="x", cpu="2", group="gx"),
+                pod(name="w", cpu="1", queue="a"),
+                pod(name="x", cpu="2", queue="b"),
             ],
             "1/1 tasks unschedulable: queue a is over its deserved share: allocated + pod default/w = cpu 3 "
             "> deserved cpu 2",

