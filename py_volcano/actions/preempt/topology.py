@@ -7,9 +7,9 @@ preemptor's CycleState, until the preemptor fits; the victims it does not need a
 first `num_candidates` nodes that yield victims are candidates; `select_candidate` picks one, whose
 victims are evicted for real before the preemptor is pipelined there.
 
-Two choices where Volcano's code and its stated intent differ: reprieve tries the most important
-victim first (Volcano's comment says so, but its victim queue hands them back least important first),
-and a node is a candidate only if the preemptor fits it, quota included, once the victims are gone.
+Reprieve tries the most important victim first, as Volcano does (it reverses its victim queue before
+reprieving); unlike Volcano, a node is a candidate only if the preemptor fits it, quota included, once
+the victims are gone.
 """
 
 from __future__ import annotations
