@@ -614,14 +614,49 @@ def bucket_delta(after: list[tuple[float, float]], before: list[tuple[float, flo
     return [(bound, count - earlier.get(bound, 0.0)) for bound, count in after]
 
 
-class PyVolcano:
+class Subprocess:
+    """A process the bench started in a session of its own, its output appended to `log_path`."""
+
+    stop_timeout = 60.0
+    """Seconds `stop` waits after SIGTERM before it kills the process group."""
+
+    def __init__(self, args: list[str], log_path: Path) -> None:
+        self.log_path = log_path
+        self.started = time.monotonic()
+        with open(log_path, "ab") as out:
+            self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+    @property
+    def pid(self) -> int:
+        """Return the process id."""
+        return self.proc.pid
+
+    def tail(self, lines: int = 20) -> str:
+        """Return the end of the log."""
+        with contextlib.suppress(OSError):
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+    async def stop(self) -> int | None:
+        """SIGTERM, then SIGKILL the process group after `stop_timeout`; return the exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.to_thread(self.proc.wait, self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                await asyncio.to_thread(self.proc.wait, 30)
+        return self.proc.returncode
+
+
+class PyVolcano(Subprocess):
     """One `py-volcano run --no-leader-elect --no-podgroup-controller --log-level warning` subprocess on the
     bench cluster: the scheduler alone, as kube-scheduler is measured alone (the controller would add a
     PodGroup and a pod patch for every bare pod of the single-pod phase)."""
 
     def __init__(self, kubeconfig: Path, log_dir: Path, *, name: str, extra: tuple[str, ...] = ()) -> None:
         log_dir.mkdir(parents=True, exist_ok=True)
-        self.log_path = log_dir / f"{name}.log"
         self.port = free_port()
         beside = Path(sys.executable).parent / "py-volcano"
         self.args = [
@@ -634,14 +669,7 @@ class PyVolcano:
             "--log-level=warning",
             *extra,
         ]
-        self.started = time.monotonic()
-        with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen(self.args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-
-    @property
-    def pid(self) -> int:
-        """Return the process id."""
-        return self.proc.pid
+        super().__init__(self.args, log_dir / f"{name}.log")
 
     def memory_mib(self) -> dict[str, float]:
         """Return VmHWM (peak resident) and VmRSS of the process, MiB."""
@@ -671,24 +699,6 @@ class PyVolcano:
     async def metrics(self) -> dict[str, Any]:
         """Scrape /metrics."""
         return await asyncio.to_thread(scrape, self.port)
-
-    def tail(self, lines: int = 20) -> str:
-        """Return the end of the log."""
-        with contextlib.suppress(OSError):
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        return ""
-
-    async def stop(self, timeout: float = 60.0) -> int | None:
-        """SIGTERM, then SIGKILL the process group after `timeout`; return the exit code."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.to_thread(self.proc.wait, timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                await asyncio.to_thread(self.proc.wait, 30)
-        return self.proc.returncode
 
 
 def _http_status(url: str) -> int:

@@ -31,8 +31,6 @@ import contextlib
 import json
 import os
 import secrets
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -45,6 +43,7 @@ import pytest
 from bench.cluster import (
     BenchCluster,
     PodWatch,
+    Subprocess,
     bucket_delta,
     code_version,
     histogram_quantile,
@@ -81,14 +80,16 @@ def configured_binary() -> str | None:
     return os.environ.get(BINARY_ENV) or None
 
 
-class VcScheduler:
+class VcScheduler(Subprocess):
     """One vc-scheduler subprocess on the bench cluster, its metrics on a port of its own."""
+
+    stop_timeout = 30.0
 
     def __init__(self, binary: str, cluster: BenchCluster) -> None:
         name = f"vc-scheduler-{secrets.token_hex(2)}"
         conf = cluster.work_dir / f"{name}.conf"
         conf.write_text(default_conf_text())
-        self.log_path = cluster.work_dir / f"{name}.log"
+        log_path = cluster.work_dir / f"{name}.log"
         self.port = free_port()
         args = [
             binary,
@@ -102,14 +103,7 @@ class VcScheduler:
             f"--healthz-address=127.0.0.1:{free_port()}",
             "--cache-dumper=false",
         ]
-        self.started = time.monotonic()
-        with open(self.log_path, "ab") as out:
-            self.proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-
-    @property
-    def pid(self) -> int:
-        """Return the process id."""
-        return self.proc.pid
+        super().__init__(args, log_path)
 
     async def metrics(self) -> dict[str, Any]:
         """Scrape /metrics (Volcano's names: cycles and cycle time, the task-latency histogram)."""
@@ -127,23 +121,6 @@ class VcScheduler:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"vc-scheduler ran no cycle in {timeout:.0f}s: {self.tail()}")
             await asyncio.sleep(0.2)
-
-    def tail(self, lines: int = 20) -> str:
-        """Return the end of the log."""
-        with contextlib.suppress(OSError):
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        return ""
-
-    async def stop(self, timeout: float = 30.0) -> None:
-        """SIGTERM, then SIGKILL the process group after `timeout`."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.to_thread(self.proc.wait, timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                await asyncio.to_thread(self.proc.wait, 30)
 
 
 @contextlib.contextmanager

@@ -421,7 +421,7 @@ class ScenarioRun:
             args.append(f"--clock-start={self.scenario.now.isoformat()}")
         conf_text = self.scenario.scheduler_config
         if self.prometheus is not None:
-            conf_text = _with_metrics(conf_text, self.prometheus.url)
+            conf_text = with_metrics(conf_text, self.prometheus.url)
         if conf_text is not None:
             conf.write_text(conf_text)
             args.append(f"--scheduler-conf={conf}")
@@ -477,7 +477,7 @@ class ScenarioRun:
             self.rest.delete("Queue", queue["metadata"]["name"])
 
 
-def _with_metrics(conf_text: str | None, address: str) -> str:
+def with_metrics(conf_text: str | None, address: str) -> str:
     """Return the scheduler configuration with a `metrics` section polling the Prometheus at `address`."""
     conf = yaml.safe_load(conf_text or "") or {}
     conf["metrics"] = {"type": "prometheus", "address": address, "interval": "2s"}

@@ -271,11 +271,18 @@ def _add_run(commands: Any) -> None:
         help="with hard sharding, the pending jobs are shared out among the NodeShards' instances; a job "
         "another instance owns is left to it this long, then any instance may place it (default: %(default)s)",
     )
-    run.add_argument("--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)")
-    run.add_argument(
-        "--log-format", choices=("json", "console"), default="json", help="line format (default: %(default)s)"
-    )
+    _add_logging(run, log_format="json")
     run.set_defaults(handler=_run)
+
+
+def _add_logging(parser: argparse.ArgumentParser, *, log_format: str) -> None:
+    """Add `--log-level` (default info) and `--log-format` (default `log_format`)."""
+    parser.add_argument(
+        "--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--log-format", choices=("json", "console"), default=log_format, help="line format (default: %(default)s)"
+    )
 
 
 def _shard_selector(text: str) -> tuple[str, str]:
@@ -347,10 +354,7 @@ def _add_shard(commands: Any) -> None:
         help="sync again every SECONDS until stopped, a refused round retried at the next, as Volcano's "
         "shardSyncPeriod (the static sharding controller; default: once, then exit)",
     )
-    shard.add_argument("--log-level", choices=LEVELS, default="info", help="lowest level logged (default: %(default)s)")
-    shard.add_argument(
-        "--log-format", choices=("json", "console"), default="console", help="line format (default: %(default)s)"
-    )
+    _add_logging(shard, log_format="console")
     shard.set_defaults(handler=_shard)
 
 

@@ -456,8 +456,8 @@ class Runner:
         task that sends them."""
         conf = self.conf.current()
         self._last_input = (self.store.generation, id(conf))
-        others = self._other_shards_jobs()
-        skip = self._backed_off(conf) | others
+        backed_off, others = self._backed_off(conf), self._other_shards_jobs()
+        skip = backed_off | others
         with _collector_paused():
             shared = skip if shares_backlog(conf) else frozenset()  # docs/semantics.md, "Backoff of unschedulable jobs"
             snapshot = self.store.snapshot(backlog=shared, token=conf)
@@ -492,7 +492,7 @@ class Runner:
             binds=len(result.binds),
             evictions=len(result.evictions),
             pipelined=len(result.pipelined),
-            backed_off=len(skip) - len(others),
+            backed_off=len(backed_off),
             other_shards=len(others),
             duration_ms=round(seconds * 1000, 2),
         )

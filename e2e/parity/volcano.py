@@ -23,7 +23,7 @@ import yaml
 from e2e.controlplane import free_port
 from e2e.harness import ARTIFACTS, Rest, token, wait_for
 from e2e.parity.known import RANDOM_TIES, job_of, loosen
-from e2e.test_scenarios import SYSTEM_NAMESPACES, ScenarioRun, _with_metrics
+from e2e.test_scenarios import SYSTEM_NAMESPACES, ScenarioRun, with_metrics
 from py_volcano.api import MEMORY
 from py_volcano.api.manifests import pod_requests
 from py_volcano.framework import default_conf_text
@@ -247,7 +247,7 @@ class VolcanoRun(ScenarioRun):
         config = self.scenario.scheduler_config
         text = default_conf_text() if config is None else config
         if self.prometheus is not None:  # a `nodeUsage` scenario: the Prometheus `apply` started serves it
-            text = _with_metrics(text, self.prometheus.url)
+            text = with_metrics(text, self.prometheus.url)
         conf.write_text(text)
         args.append(f"--scheduler-conf={conf}")
         ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -76,15 +76,11 @@ class QueueAttr:
                     self.request.add(task.resreq)
         min_resources = job.min_resources
         # An Inqueue group reserves the part of its minResources its allocated tasks do not hold yet (they
-        # already count in allocated).
-        if job.phase is PodGroupPhase.INQUEUE and min_resources is not None:
-            self.inqueue.add(min_resources.exceeded_part(job.allocated))
-        # A Running group keeps reserving the part of its minResources it has not allocated, but only while
-        # its allocated tasks reach minMember (Volcano: a finished Spark driver must not reserve again).
-        if (
-            job.phase is PodGroupPhase.RUNNING
-            and min_resources is not None
-            and job.count(*_ALLOCATED) >= job.pod_group.min_member
+        # already count in allocated); a Running group too, but only while its allocated tasks reach
+        # minMember (Volcano: a finished Spark driver must not reserve again).
+        if min_resources is not None and (
+            job.phase is PodGroupPhase.INQUEUE
+            or (job.phase is PodGroupPhase.RUNNING and job.count(*_ALLOCATED) >= job.pod_group.min_member)
         ):
             self.inqueue.add(min_resources.exceeded_part(job.allocated))
         self.elastic.add(job.allocated.exceeded_part(min_resources or Resource()))
