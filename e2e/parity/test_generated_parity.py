@@ -1,10 +1,12 @@
-"""Random small clusters (e2e/parity/generator.py), played by vc-scheduler and by py-volcano: decisions agree.
+"""Random small clusters (e2e/parity/generator.py), played by vc-scheduler and by py-volcano: decisions agree
+up to the ties Volcano breaks at random.
 
 Opt-in, not part of CI: skipped unless `VOLCANO_SCHEDULER` names a vc-scheduler (docs/parity.md).
 `PARITY_EXAMPLES` sets how many clusters are drawn (default 20); each divergent one is saved as a
 scenario YAML under `PARITY_DIVERGENCE_DIR` (default /tmp/parity-divergences) with both outcomes in its
-description; each case compared is a line of `compared.log` there. The test fails listing every
-divergent case (no shrinking: a case takes tens of seconds).
+description; each case compared is a line of `compared.log` there: its differences by kind, then those
+left up to a random tie (which node among equal ones, which pod of a job: `Decisions.loosened`). The test
+fails listing every divergent case (no shrinking: a case takes tens of seconds).
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from py_volcano.simulation.scenario import Scenario
 pytest_plugins = ["e2e.fixtures"]
 pytestmark = skip_without_volcano()
 
+#: Generated clusters are compared up to the ties Volcano breaks at random (e2e/parity/known.py, `loosen`).
+GENERATED_TIE = "a generated cluster: equal-score nodes and equal pods of one job tie"
+
 
 def _save(case: dict[str, Any], comparison: Comparison, folder: Path) -> Path:
     """Write the divergent case as a scenario, both outcomes in its description."""
@@ -34,7 +39,9 @@ def _save(case: dict[str, Any], comparison: Comparison, folder: Path) -> Path:
 
 
 def test_generated_clusters_match_volcano(parity: Parity) -> None:
-    """Over `PARITY_EXAMPLES` random clusters, vc-scheduler and py-volcano bind, evict and phase alike."""
+    """Over `PARITY_EXAMPLES` random clusters, vc-scheduler and py-volcano bind, evict and phase alike, up to
+    a random tie: a generated cluster often has equal-score nodes or equal pods of a job, among which
+    Volcano picks at random."""
     folder = Path(os.environ.get("PARITY_DIVERGENCE_DIR", "/tmp/parity-divergences"))
     compared: list[str] = []
     divergent: list[str] = []
@@ -49,12 +56,15 @@ def test_generated_clusters_match_volcano(parity: Parity) -> None:
     @given(case=clusters())
     def play(case: dict[str, Any]) -> None:
         comparison = parity.compare(Scenario.model_validate(case))
+        comparison.tie = GENERATED_TIE
+        strict = comparison.volcano.differences(comparison.py_volcano)
         compared.append(case["name"])
         if comparison.differences:
             divergent.append(f"{_save(case, comparison, folder)}: {comparison.differences}")
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / "compared.log", "a") as log:
-            log.write(f"{case['name']} {sorted(comparison.differences) or 'same'}\n")
+            loose = sorted(comparison.differences) or "same"
+            log.write(f"{case['name']} {sorted(strict) or 'same'} up-to-ties {loose}\n")
 
     play()
     assert not divergent, f"{len(divergent)} of {len(compared)} clusters differ:\n" + "\n".join(divergent)

@@ -32,3 +32,12 @@ def test_a_random_tie_compares_bound_pods_and_evictions_per_job() -> None:
     assert set(_comparison(volcano, same_job, tie=False).differences) == {"bind", "eviction"}
     other = Decisions({}, ["default/job-b-0"], {"default/job-a2": "Inqueue"})
     assert set(_comparison(volcano, other, tie=True).differences) == {"bind", "eviction", "phase"}
+
+
+def test_a_random_tie_compares_which_pod_of_a_job_stays_bound() -> None:
+    """A pod bound then evicted is gone: either pod of the job may be the one left bound, not two for one."""
+    volcano = Decisions({"default/job-a2-0": "node-1"}, [], {})
+    other_pod = Decisions({"default/job-a2-1": "node-2"}, [], {})
+    assert _comparison(volcano, other_pod, tie=True).differences == {}
+    both = Decisions({"default/job-a2-0": "node-1", "default/job-a2-1": "node-2"}, [], {})
+    assert _comparison(volcano, both, tie=True).differences == {"bind": ["default/job-a2 x1", "default/job-a2 x2"]}

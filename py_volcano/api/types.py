@@ -38,7 +38,7 @@ class TaskStatus(Enum):
 
 
 _ALLOCATED = frozenset({TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED})
-_PREEMPTABLE = frozenset({TaskStatus.ALLOCATED, TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING})
+_PREEMPTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
 
 
 def is_allocated_status(status: TaskStatus) -> bool:

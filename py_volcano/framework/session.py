@@ -110,10 +110,6 @@ class Session(ExtensionPoints):
         self.queue_figures: dict[str, QueueFigures] = {}
         self.preemption_attempts = 0
         self.preemption_victims: int | None = None
-        #: Ready tasks per job as the session opened; backlog jobs have none (absent: 0).
-        self.ready_at_open: dict[JobID, int] = {
-            job.uid: job.ready_task_num() for job in self.jobs.values() if job.uid not in self.backlog.entries
-        }
         #: Per action, the jobs it took up, numbered in the order of their first turn (`record_turn`).
         self.turns: dict[str, dict[JobID, int]] = {}
         self._predicate_plan: list[tuple[Callable[..., Any] | None, Callable[..., Any] | None]] | None = None
@@ -408,12 +404,10 @@ def close_session(ssn: Session) -> CycleResult:
         entry = shared.get(job.uid)
         if entry is not None:  # the same objects and configuration decide the same status
             if entry.status is None:
-                entry.status = statuses.pod_group_status(job, ready_at_open=0, ready=ssn.job_ready(job), bound=False)
+                entry.status = statuses.pod_group_status(job, ready=ssn.job_ready(job), bound=False)
             result.pod_groups[job.uid] = entry.status
             continue
-        result.pod_groups[job.uid] = statuses.pod_group_status(
-            job, ready_at_open=ssn.ready_at_open.get(job.uid, 0), ready=ssn.job_ready(job), bound=job.uid in bound
-        )
+        result.pod_groups[job.uid] = statuses.pod_group_status(job, ready=ssn.job_ready(job), bound=job.uid in bound)
         for task in job.tasks_with(TaskStatus.PIPELINED):
             result.pipelined[task.key] = task.node_name
         for uid, errors in job.fit_errors.items():

@@ -41,6 +41,8 @@ __all__ = [
 
 #: A placed gang is Scheduled, and an Unschedulable condition still True turns False (Volcano leaves it
 #: True; a stale True misleads `kubectl wait` and dashboards).
+#: Volcano's ScheduledStatus: tasks that are, or were, on a node.
+_SCHEDULED = (TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED)
 _PLACED = (ConditionUpdate(SCHEDULED, "True", GANG_READY), ConditionUpdate(UNSCHEDULABLE, "False", SCHEDULED))
 
 
@@ -83,26 +85,38 @@ def pod_group_conditions(*, unschedulable: str, reason: str, placed: bool) -> tu
     return ()
 
 
-def _phase(job: JobInfo, *, ready_at_open: int, running: int, ready: bool) -> PodGroupPhase:
-    """Tasks placed this cycle count only from the next one."""
-    phase = job.phase
-    if ready_at_open >= job.min_available and job.tasks:
-        return PodGroupPhase.RUNNING
-    if running > 0 and not ready:
+def _phase(job: JobInfo, *, running: int, ready: bool) -> PodGroupPhase:
+    """Volcano's getPodGroupPhase, at the end of the cycle (docs/semantics.md, "PodGroup phases")."""
+    if running > 0 and not ready and not _ready_but_releasing(job):
         return PodGroupPhase.UNKNOWN
-    if not (phase is PodGroupPhase.INQUEUE or (ready and phase is not PodGroupPhase.PENDING)):
-        return PodGroupPhase.PENDING
-    return phase
+    scheduled = sum(job.count(status) for status in _SCHEDULED) + _placed_releasing(job)
+    if scheduled >= job.min_available and job.tasks:
+        completed = job.count(TaskStatus.SUCCEEDED) + job.count(TaskStatus.FAILED)
+        return PodGroupPhase.COMPLETED if scheduled == completed else PodGroupPhase.RUNNING
+    return job.phase if job.phase is PodGroupPhase.INQUEUE else PodGroupPhase.PENDING
 
 
-def pod_group_status(job: JobInfo, *, ready_at_open: int, ready: bool, bound: bool) -> PodGroupStatus:
+def _placed_releasing(job: JobInfo) -> int:
+    return sum(1 for task in job.tasks_with(TaskStatus.RELEASING) if task.node_name)
+
+
+def _ready_but_releasing(job: JobInfo) -> bool:
+    """Volcano's gang skips the Unschedulable condition of a job whose placed tasks, terminating ones
+    included, reach minMember while nothing of it waits (no pending or pipelined task)."""
+    releasing = _placed_releasing(job)
+    if not releasing or job.count(TaskStatus.PENDING) or job.count(TaskStatus.PIPELINED):
+        return False
+    placed = sum(job.count(status) for status in _SCHEDULED)
+    return placed + releasing >= job.min_available
+
+
+def pod_group_status(job: JobInfo, *, ready: bool, bound: bool) -> PodGroupStatus:
     """Return a job's PodGroup status after the cycle.
 
-    `ready_at_open` is its ready task count when the session opened, `ready` the plugins' job-ready
-    verdict, `bound` whether the cycle bound any of its tasks.
+    `ready` is the plugins' job-ready verdict, `bound` whether the cycle bound any of its tasks.
     """
     running = job.count(TaskStatus.RUNNING)
-    phase = _phase(job, ready_at_open=ready_at_open, running=running, ready=ready)
+    phase = _phase(job, running=running, ready=ready)
     pending = len(job.tasks) - job.ready_task_num() - job.waiting_task_num()
     message = _unschedulable_message(job)
     placed = phase is PodGroupPhase.RUNNING or (bound and _is_gang_ready(job))

@@ -11,6 +11,12 @@ from tests.builders import cluster, node, pod, pod_group
 REGISTRY = default_registry()
 
 
+def terminating(manifest: dict) -> dict:  # type: ignore[type-arg]
+    """The pod, being deleted (a Releasing task)."""
+    manifest["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return manifest
+
+
 def conf(actions: str):  # type: ignore[no-untyped-def]
     return parse_conf(
         f'actions: "{actions}"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang', REGISTRY
@@ -39,7 +45,16 @@ def phase_after(actions: str, *objects: dict) -> str:  # type: ignore[type-arg]
         pytest.param("enqueue, allocate", [node(name="n", cpu="4"), pod_group(name="g", min_member=2, phase="Running"),
                                            pod(name="g-0", group="g", node_name="n", cpu="2"),
                                            pod(name="g-1", group="g", cpu="2")],
-                     "Running", id="gang-restored-this-cycle-keeps-running"),
+                     "Pending", id="gang-restored-this-cycle-is-pending-until-it-runs"),
+        pytest.param("enqueue, allocate", [node(name="n", cpu="4"), pod_group(name="g", min_member=2, phase="Running"),
+                                           pod(name="g-0", group="g", node_name="n", cpu="2"),
+                                           terminating(pod(name="g-1", group="g", node_name="n", cpu="2"))],
+                     "Running", id="only-terminating-placed-tasks-short-keeps-running"),
+        pytest.param("enqueue, allocate", [node(name="n", cpu="4"), pod_group(name="g", min_member=2, phase="Running"),
+                                           pod(name="g-0", group="g", node_name="n", cpu="2"),
+                                           terminating(pod(name="g-1", group="g", node_name="n", cpu="2")),
+                                           pod(name="g-2", group="g", cpu="4")],
+                     "Unknown", id="terminating-and-a-waiting-task-is-unknown"),
         pytest.param("enqueue, allocate", [node(name="n"), pod_group(name="g", min_resources={"cpu": "100"}),
                                            pod(name="g-0", group="g")],
                      "Inqueue", id="min-resources-admitted-when-no-plugin-votes"),
