@@ -41,6 +41,8 @@ RANDOM_TIES: dict[str, str] = {
     "network-topology-soft-mode-prefers-lowest-tier": "the leaf hypernodes tie for the soft gang",
     "predicates-pod-anti-affinity-spreads-gang": "node-2 and node-3 tie for mpi-1 and mpi-2",
     "preempt-policy-never-skips": "gang offers one of low-job's pods on node-1 (Go map order)",
+    "preempt-pipelines-without-victims-where-room-was-freed": "either of job-3's pods may go (equal priority, "
+    "created in the same second: Volcano orders them by random UID)",
     "gang-losing-a-running-task-is-unknown": "either of train's two running pods may go (equal priority, "
     "created in the same second: Volcano orders them by random UID)",
 }

@@ -27,9 +27,9 @@ def fits_future_idle(task: TaskInfo, node: NodeInfo) -> bool:
 
 
 def validate_victims(preemptor: TaskInfo, node: NodeInfo, victims: list[TaskInfo]) -> bool:
-    """True when there are victims and evicting all of them would make room for the preemptor."""
-    if not victims:
-        return False
+    """True when evicting all the victims would make room for the preemptor. None may be needed: a node
+    whose FutureIdle already holds it passes with no victim (Volcano's ValidateVictims), e.g. where an
+    earlier task of the same job freed more than it took."""
     future_idle = node.future_idle()
     for victim in victims:
         future_idle.add(victim.resreq)

@@ -102,10 +102,11 @@ def test_pick_without_budgets_takes_victims_in_order() -> None:
 
 
 def test_validate_victims_needs_victims_that_make_room_and_a_pod_slot() -> None:
-    """Volcano's ValidateVictims, plus the pod slot node fit counts."""
+    """Volcano's ValidateVictims, plus the pod slot node fit counts; a node with room needs no victim."""
     ssn = session(
         PRIORITY,
         node(name="n", cpu="2", pods="2"),
+        node(name="roomy", cpu="2"),
         pod(name="small", node_name="n", cpu="500m"),
         pod(name="big", node_name="n", cpu="1500m"),
         pod(name="wants-1", cpu="1"),
@@ -117,6 +118,8 @@ def test_validate_victims_needs_victims_that_make_room_and_a_pod_slot() -> None:
     assert not victims.validate_victims(task(ssn, "wants-1"), n, [small])
     assert victims.validate_victims(task(ssn, "wants-1"), n, [big])
     assert not victims.validate_victims(task(ssn, "wants-3"), n, [small, big])
+    assert victims.validate_victims(task(ssn, "wants-1"), ssn.nodes["roomy"], [])
+    assert not victims.validate_victims(task(ssn, "wants-3"), ssn.nodes["roomy"], [])
 
 
 def test_evict_until_evicts_through_clones_and_stops_when_done() -> None:
