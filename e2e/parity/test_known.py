@@ -3,9 +3,12 @@ tie loosens the comparison only as far as the tie reaches. Needs no vc-scheduler
 
 from __future__ import annotations
 
-from e2e.parity.known import DELIBERATE, RANDOM_TIES, UNPLAYABLE
+from typing import Any
+
+from e2e.parity.known import DELIBERATE, RANDOM_TIES, UNPLAYABLE, job_of
+from e2e.parity.ties import explained_by_node_ties, node_orders
 from e2e.parity.volcano import Comparison, Decisions
-from py_volcano.simulation.scenario import load_scenario
+from py_volcano.simulation.scenario import Scenario, load_scenario
 from tests.scenario_files import SCENARIO_DIR
 
 
@@ -41,3 +44,64 @@ def test_a_random_tie_compares_which_pod_of_a_job_stays_bound() -> None:
     assert _comparison(volcano, other_pod, tie=True).differences == {}
     both = Decisions({"default/job-a2-0": "node-1", "default/job-a2-1": "node-2"}, [], {})
     assert _comparison(volcano, both, tie=True).differences == {"bind": ["default/job-a2 x1", "default/job-a2 x2"]}
+
+
+def _tie_cascade() -> Scenario:
+    """Two equal 2-CPU nodes, node-2 tainted: `big` tolerates the taint and goes first; `small` does not."""
+
+    def job(name: str, cpu: str, tolerate: bool) -> list[dict[str, Any]]:
+        spec: dict[str, Any] = {
+            "schedulerName": "py-volcano",
+            "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
+        }
+        if tolerate:
+            spec["tolerations"] = [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
+        created = "2026-01-01T00:00:00Z" if name == "big" else "2026-01-01T00:00:01Z"
+        return [
+            {
+                "kind": "PodGroup",
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "metadata": {"name": name, "creationTimestamp": created},
+                "spec": {"minMember": 1},
+            },
+            {
+                "kind": "Pod",
+                "apiVersion": "v1",
+                "spec": spec,
+                "metadata": {
+                    "name": f"{name}-0",
+                    "creationTimestamp": created,
+                    "annotations": {"scheduling.k8s.io/group-name": name},
+                },
+            },
+        ]
+
+    def node(name: str, taints: list[dict[str, str]]) -> dict[str, Any]:
+        resources = {"cpu": "2", "memory": "4Gi", "pods": "110"}
+        return {
+            "kind": "Node",
+            "apiVersion": "v1",
+            "metadata": {"name": name},
+            "spec": {"taints": taints},
+            "status": {"allocatable": resources, "capacity": resources},
+        }
+
+    taint = [{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]
+    objects = [node("node-1", []), node("node-2", taint), *job("big", "2", True), *job("small", "1", False)]
+    return Scenario.model_validate({"name": "tie-cascade", "objects": objects, "expect": {}})
+
+
+def test_node_orders_cover_every_other_order() -> None:
+    """Each renaming puts the nodes in another order; the given order is not among them."""
+    assert list(node_orders(["a", "b"])) == [{"b": "a", "a": "b"}]
+    assert len(list(node_orders(["a", "b", "c"]))) == 5
+
+
+def test_a_difference_another_node_order_reaches_is_a_tie() -> None:
+    """`big` takes node-1 (first of two equal nodes) and `small` waits; had Volcano picked node-2 for `big`,
+    `small` runs on node-1: explained. `big` left unbound is no order's outcome: not explained."""
+    scenario = _tie_cascade()
+    jobs = job_of(scenario.objects)
+    other_node = {"default/big-0": "node-2", "default/small-0": "node-1"}
+    assert explained_by_node_ties(scenario, (other_node, [], {}), jobs)
+    assert not explained_by_node_ties(scenario, ({"default/small-0": "node-1"}, [], {}), jobs)

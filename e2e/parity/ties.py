@@ -1,0 +1,81 @@
+"""Whether a generated cluster's difference is Volcano's random choice among equal nodes, carried forward.
+
+Volcano picks at random among the nodes that score best; py-volcano takes the first in name order. One
+such choice early in a cycle changes what later pods find (a small pod's only node is taken, a gang no
+longer fits), so two schedulers with the same rules can end in different places, which comparing binds
+up to their nodes (`known.loosen`) does not absorb. A difference is put down to such ties when
+py-volcano, played in memory (`py-volcano simulate`'s engine) with the nodes renamed so that another
+order breaks its ties, reaches Volcano's decisions up to a tie. Renaming changes nothing but the order
+of equal candidates: nodes are told apart by their labels, and pods placed on a node follow it.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+from e2e.parity.known import loosen
+from py_volcano.simulation.run import run_scenario
+from py_volcano.simulation.scenario import Scenario
+
+__all__ = ["explained_by_node_ties"]
+
+#: At most this many node orders are tried (every order of up to four nodes).
+MAX_ORDERS = 24
+
+
+def node_orders(names: list[str]) -> Iterator[dict[str, str]]:
+    """Yield renamings of `names` (old -> new) that put them in every other order, up to `MAX_ORDERS`."""
+    ordered = sorted(names)
+    for count, permutation in enumerate(itertools.permutations(ordered)):
+        if count >= MAX_ORDERS:
+            return
+        if list(permutation) != ordered:
+            # the node at position i of `permutation` takes the i-th name: it now sorts i-th
+            yield {old: new for old, new in zip(permutation, ordered, strict=True)}
+
+
+def renamed(objects: list[dict[str, Any]], names: dict[str, str]) -> list[dict[str, Any]]:
+    """Return `objects` with each node renamed by `names`, and every pod placed on it following it."""
+    out = copy.deepcopy(objects)
+    for obj in out:
+        if obj["kind"] == "Node":
+            obj["metadata"]["name"] = names[obj["metadata"]["name"]]
+        elif obj["kind"] == "Pod" and (obj.get("spec") or {}).get("nodeName"):
+            obj["spec"]["nodeName"] = names[obj["spec"]["nodeName"]]
+    return out
+
+
+def in_memory(scenario: Scenario, names: dict[str, str]) -> tuple[dict[str, str], list[str], dict[str, str]]:
+    """Play `scenario` in memory with nodes renamed; return its final binds (original node names), the
+    evictions of pods the scenario placed, and the declared PodGroups' phases, as the harness reads them."""
+    back = {new: old for old, new in names.items()}
+    played = scenario.model_copy(update={"objects": renamed(scenario.objects, names)})
+    report = run_scenario(played, source=f"{scenario.name} (nodes renamed)")
+    placed = {
+        f"{obj['metadata'].get('namespace') or 'default'}/{obj['metadata']['name']}"
+        for obj in scenario.objects
+        if obj["kind"] == "Pod" and (obj.get("spec") or {}).get("nodeName")
+    }
+    evicted = set(report["evictions"])
+    binds = {key: back[node] for key, node in report["binds"].items() if key not in evicted and key not in placed}
+    phases = {key: status["phase"] for key, status in report["podGroups"].items()}
+    return binds, [key for key in report["evictions"] if key in placed], phases
+
+
+def explained_by_node_ties(
+    scenario: Scenario, volcano: tuple[dict[str, str], list[str], dict[str, str]], jobs: dict[str, str]
+) -> bool:
+    """Whether some other order of equal nodes leads py-volcano to `volcano`'s (binds, evictions, phases),
+    up to a tie (`known.loosen`); the phases compared are those both report."""
+    names = sorted(obj["metadata"]["name"] for obj in scenario.objects if obj["kind"] == "Node")
+    want_binds, want_evictions, want_phases = volcano
+    wanted = loosen(want_binds, want_evictions, jobs)
+    for order in node_orders(names):
+        binds, evictions, phases = in_memory(scenario, order)
+        same_phases = all(phases.get(key, value) == value for key, value in want_phases.items())
+        if same_phases and loosen(binds, evictions, jobs) == wanted:
+            return True
+    return False
