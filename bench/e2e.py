@@ -75,7 +75,7 @@ class Workload:
     pods: int = 10_000
     gangs: int = 20
     gang_size: int = 500
-    restart_pods: int = 50_000
+    restart_pods: int = 150_000
     restart_pending: int = 5_000
     steady_rate: float = 150.0
     steady_seconds: float = 60.0
