@@ -110,20 +110,63 @@ class _Term:
 
 
 class InterPodAffinity:
-    """The placed pods, grouped for scoring, and the score of an incoming task on candidate rows."""
+    """The placed pods, grouped for scoring, and the score of an incoming task on candidate rows.
 
-    __slots__ = ("_terms", "domains", "groups", "placed", "rows", "weighted")
+    The placed pods are grouped at first use (`groups`, `weighted`): a cycle whose tasks have no
+    inter-pod terms or spread constraints, in a cluster whose placed pods have no weighted terms, never
+    groups them. Grouped late, they are read from the nodes as they stand, leaving out the tasks evicted
+    or discarded since the session opened (`_released`): the same as grouping at open and following
+    every placement since.
+    """
+
+    __slots__ = (
+        "_built",
+        "_groups",
+        "_placed",
+        "_released",
+        "_terms",
+        "_weighted",
+        "_weighted_possible",
+        "domains",
+        "nodes",
+        "rows",
+    )
 
     def __init__(self, nodes: Sequence[NodeInfo]) -> None:
         self.domains = Domains(nodes)
+        self.nodes = nodes
         self.rows = {node.name: row for row, node in enumerate(nodes)}
-        self.placed: dict[TaskID, tuple[int, bool]] = {}
-        self.groups: dict[str, dict[GroupKey, PodGroupOfLabels]] = {}
-        self.weighted: dict[object, _Term] = {}
+        self._placed: dict[TaskID, tuple[int, bool]] = {}
+        self._groups: dict[str, dict[GroupKey, PodGroupOfLabels]] = {}
+        self._weighted: dict[object, _Term] = {}
         self._terms: dict[TaskID, PodTerms] = {}
-        for row, node in enumerate(nodes):
+        self._built = False
+        self._released: set[TaskID] = set()
+        #: Whether some placed pod may have terms that score incoming pods (then every task is scored).
+        self._weighted_possible = any(
+            task.affinity and self.terms(task).weighted_existing() for node in nodes for task in node.tasks.values()
+        )
+
+    @property
+    def groups(self) -> dict[str, dict[GroupKey, PodGroupOfLabels]]:
+        """The placed pods by namespace, then by (namespace, labels, terminating)."""
+        self._group_placed()
+        return self._groups
+
+    @property
+    def weighted(self) -> dict[object, _Term]:
+        """The placed pods' distinct weighted terms."""
+        self._group_placed()
+        return self._weighted
+
+    def _group_placed(self) -> None:
+        if self._built:
+            return
+        self._built = True
+        for row, node in enumerate(self.nodes):
             for task in node.tasks.values():
-                self._place(task, row, 1, terminating=task.status is TaskStatus.RELEASING)
+                if task.uid not in self._released:
+                    self._place(task, row, 1, terminating=task.status is TaskStatus.RELEASING)
 
     def terms(self, task: TaskInfo) -> PodTerms:
         """Return the task's parsed terms."""
@@ -134,23 +177,31 @@ class InterPodAffinity:
 
     def allocated(self, task: TaskInfo) -> None:
         """Event handler: the task now sits on `task.node_name`."""
+        self._released.discard(task.uid)
+        if task.affinity and self.terms(task).weighted_existing():
+            self._weighted_possible = True
         row = self.rows.get(task.node_name)
-        if row is not None:
-            self.deallocated(task)
+        if self._built and row is not None:
+            self._remove(task)
             self._place(task, row, 1, terminating=False)
 
     def deallocated(self, task: TaskInfo) -> None:
         """Event handler: the task left its node."""
-        placed = self.placed.get(task.uid)
+        self._released.add(task.uid)
+        if self._built:
+            self._remove(task)
+
+    def _remove(self, task: TaskInfo) -> None:
+        placed = self._placed.get(task.uid)
         if placed is not None:
             self._place(task, placed[0], -1, terminating=placed[1])
 
     def _place(self, task: TaskInfo, row: int, delta: int, *, terminating: bool) -> None:
         if delta > 0:
-            self.placed[task.uid] = (row, terminating)
+            self._placed[task.uid] = (row, terminating)
         else:
-            del self.placed[task.uid]
-        groups = self.groups.setdefault(task.namespace, {})
+            del self._placed[task.uid]
+        groups = self._groups.setdefault(task.namespace, {})
         key: GroupKey = (task.namespace, frozenset(task.labels.items()), terminating)
         group = groups.get(key)
         if group is None:
@@ -171,13 +222,13 @@ class InterPodAffinity:
             _freeze((term.selector, term.namespaces, term.namespace_selector, term.topology_key)),
             weight,
         )
-        entry = self.weighted.get(identity)
+        entry = self._weighted.get(identity)
         if entry is None:
-            entry = self.weighted[identity] = _Term(term, weight, self.domains.zeros(term.topology_key))
+            entry = self._weighted[identity] = _Term(term, weight, self.domains.zeros(term.topology_key))
         entry.counts[self.domains.codes(term.topology_key)[0][row]] += delta
         entry.pods += delta
         if entry.pods <= 0:
-            del self.weighted[identity]
+            del self._weighted[identity]
 
     def group_counts(self, group: PodGroupOfLabels, key: str) -> IntArray:
         """Return the group's pods per value code of `key` (last slot: nodes without it), kept up to date."""
@@ -191,7 +242,7 @@ class InterPodAffinity:
 
     def may_score(self, task: TaskInfo) -> bool:
         """False when no term can score: the task has no preferred terms and no placed pod scores others."""
-        if self.weighted:
+        if self._weighted_possible and self.weighted:
             return True
         own = self.terms(task) if task.affinity else None
         return own is not None and bool(own.preferred_affinity or own.preferred_anti)

@@ -34,31 +34,60 @@ log = structlog.get_logger(__name__)
 
 
 class PredicateState:
-    """One session's predicate state: static masks per shape, the placed pods, affinity counts per task."""
+    """One session's predicate state: static masks per shape, the placed pods, affinity counts per task.
 
-    __slots__ = ("_counts", "_spread", "placed", "ssn", "static", "switches")
+    The placed pods are indexed only when some check first needs them (a task with host ports, affinity
+    terms or spread constraints, or a placed pod with required anti-affinity): a cycle of plain pods in
+    a large cluster does not index its 150,000 running pods. The index is then built from the nodes as
+    they stand, which is what indexing at open and following every placement since gives: tasks placed
+    this session are on their nodes, and those evicted or discarded since open (`_released`) are left
+    out.
+    """
+
+    __slots__ = ("_counts", "_placed", "_placed_anti", "_released", "_spread", "_terms", "ssn", "static", "switches")
 
     def __init__(self, ssn: Session, switches: PredicatesArgs) -> None:
         self.ssn = ssn
         self.switches = switches
         self.static = StaticFilters(ssn.node_list, switches)
-        self.placed = PlacedPods(AffinityTerms(), self.static.labels)
-        for node in ssn.node_list:
-            for task in node.tasks.values():
-                # Releasing at open means a deletionTimestamp: topology spread does not count such pods.
-                self.placed.add(task, node.index, terminating=task.status is TaskStatus.RELEASING)
+        self._terms = AffinityTerms()
+        self._placed: PlacedPods | None = None
+        self._released: set[TaskID] = set()
+        #: Whether some placed pod may have required anti-affinity (then every task's check needs the index).
+        self._placed_anti = any(
+            task.affinity and self._terms.required(task)[1] for node in ssn.node_list for task in node.tasks.values()
+        )
         self._counts: dict[TaskID, tuple[int, AffinityCounts]] = {}
         self._spread: dict[TaskID, tuple[int, SpreadVerdict]] = {}
 
+    @property
+    def placed(self) -> PlacedPods:
+        """The placed pods, indexed at first use."""
+        if self._placed is None:
+            placed = PlacedPods(self._terms, self.static.labels)
+            released = self._released
+            for node in self.ssn.node_list:
+                for task in node.tasks.values():
+                    if task.uid not in released:
+                        # Releasing at open means a deletionTimestamp: topology spread does not count such pods.
+                        placed.add(task, node.index, terminating=task.status is TaskStatus.RELEASING)
+            self._placed = placed
+        return self._placed
+
     def allocated(self, task: TaskInfo) -> None:
         """Event handler: a task was allocated or pipelined onto `task.node_name`."""
+        self._released.discard(task.uid)
+        if task.affinity and self._terms.required(task)[1]:
+            self._placed_anti = True
         node = self.ssn.nodes.get(task.node_name)
-        if node is not None:
-            self.placed.add(task, node.index)
+        if node is not None and self._placed is not None:
+            self._placed.add(task, node.index)
 
     def deallocated(self, task: TaskInfo) -> None:
         """Event handler: a task was evicted or its allocation discarded."""
-        self.placed.remove(task)
+        self._released.add(task.uid)
+        if self._placed is not None:
+            self._placed.remove(task)
 
     def affinity_counts(self, task: TaskInfo) -> AffinityCounts:
         """Return the task's affinity counts, rebuilt only after placements changed."""
@@ -72,8 +101,8 @@ class PredicateState:
         """The task's affinity counts when some inter-pod check can fail for it, else None."""
         if not self.switches.pod_affinity:
             return None
-        affinity, anti = self.placed.terms.required(task)
-        if not (affinity or anti or self.placed.anti_affinity):
+        affinity, anti = self._terms.required(task)
+        if not (affinity or anti or (self._placed_anti and self.placed.anti_affinity)):
             return None
         counts = self.affinity_counts(task)
         return None if counts.is_empty else counts
