@@ -43,6 +43,7 @@ RANDOM_TIES: dict[str, str] = {
     "preempt-policy-never-skips": "gang offers one of low-job's pods on node-1 (Go map order)",
     "preempt-pipelines-without-victims-where-room-was-freed": "either of job-3's pods may go (equal priority, "
     "created in the same second: Volcano orders them by random UID)",
+    "proportion-deserved-in-floating-point-stops-short": "node-1 and node-2 tie for job-2-0 (2 of 4 CPUs used on each)",
     "gang-losing-a-running-task-is-unknown": "either of train's two running pods may go (equal priority, "
     "created in the same second: Volcano orders them by random UID)",
 }

@@ -3,7 +3,7 @@
 The model and its comparisons: docs/semantics.md, "Resources". Scalar resources (`nvidia.com/gpu`,
 hugepages, ...) are held in milli units, as Volcano does, so `nvidia.com/gpu: 1` is 1000. The pod count
 of a node is not a dimension here: it is `max_task_num`, checked by node fit (see `NodeInfo`). Every
-comparison tolerates `MIN_RESOURCE` (0.1).
+comparison but `less_equal_with_dimension_and_resources_name` tolerates `MIN_RESOURCE` (0.1).
 """
 
 from __future__ import annotations
@@ -281,8 +281,12 @@ class Resource:
                 yield name
 
     def less_equal_with_dimension_and_resources_name(self, other: Resource, req: Resource) -> tuple[bool, list[str]]:
-        """Compare only the dimensions `req` asks for (> 0); return (fits, dimensions above `other`)."""
-        short = [name for name in self._requested(req) if not _le(self.get(name), other.get(name))]
+        """Compare only the dimensions `req` asks for (> 0); return (fits, dimensions above `other`).
+
+        Strict, with no tolerance, as Volcano's LessEqualWithDimensionAndResourcesName: a queue's deserved
+        share computed in floating point (4294967295.9999995 bytes for 4Gi) does not hold a request that
+        would fill it to the byte."""
+        short = [name for name in self._requested(req) if self.get(name) > other.get(name)]
         return not short, short
 
     def less_equal_with_dimension(self, other: Resource, req: Resource | None) -> bool:

@@ -243,3 +243,13 @@ def test_quota_names_are_not_resources() -> None:
         "hugepages-2Mi": 4 * 2**20 * 1000,
         "attachable-volumes-csi-x": 3000,
     }
+
+
+def test_less_equal_with_dimension_has_no_tolerance() -> None:
+    """Volcano's LessEqualWithDimensionAndResourcesName is strict: a float deserved a fraction of a byte short
+    of 4Gi does not hold 4Gi, where `less_equal` (with its 0.1 tolerance) does."""
+    short_by_a_fraction = Resource(2000, 4294967295.9999995)
+    wanted = Resource(2000, 4294967296.0)
+    assert wanted.less_equal(short_by_a_fraction, ZERO)
+    assert wanted.less_equal_with_dimension_and_resources_name(short_by_a_fraction, wanted) == (False, ["memory"])
+    assert wanted.less_equal_with_dimension_and_resources_name(wanted, wanted) == (True, [])
