@@ -44,6 +44,9 @@ RANDOM_TIES: dict[str, str] = {
     "preempt-pipelines-without-victims-where-room-was-freed": "either of job-3's pods may go (equal priority, "
     "created in the same second: Volcano orders them by random UID)",
     "proportion-deserved-in-floating-point-stops-short": "node-1 and node-2 tie for job-2-0 (2 of 4 CPUs used on each)",
+    # agreed in the first two runs, differed in the third (2026-11-26, 18:10 UTC)
+    "network-topology-hard-gang-stays-in-one-leaf": "node-2 and node-3 of the leaf tie for train-1 and train-2",
+    "task-topology-pairs-ps-with-workers": "n0 and n1 tie for the first ps/worker pair (mirror placements)",
     "gang-losing-a-running-task-is-unknown": "either of train's two running pods may go (equal priority, "
     "created in the same second: Volcano orders them by random UID)",
 }
