@@ -47,6 +47,7 @@ RANDOM_TIES: dict[str, str] = {
     # agreed in the first two runs, differed in the third (2026-11-26, 18:10 UTC)
     "network-topology-hard-gang-stays-in-one-leaf": "node-2 and node-3 of the leaf tie for train-1 and train-2",
     "task-topology-pairs-ps-with-workers": "n0 and n1 tie for the first ps/worker pair (mirror placements)",
+    "preempt-empty-intersection-restarts-the-tier": "either of job-2's pods may go (Go map order, then UID)",
     "gang-losing-a-running-task-is-unknown": "either of train's two running pods may go (equal priority, "
     "created in the same second: Volcano orders them by random UID)",
 }

@@ -109,6 +109,9 @@ def tiered_victims(
 ) -> list[TaskInfo]:
     """Intersect the victims of the voting plugins of a tier; an empty tier result defers to the next tier.
 
+    As in Volcano, an intersection that comes out empty counts as no choice yet: the tier's next plugin
+    starts the list again from its own victims (a plugin that chooses none ends the tier at once).
+
     `preemptor` is what the functions are asked for: a task (preemptable, reclaimable) or an eviction
     context (unified_evictable)."""
     for tier in tiers:
@@ -124,7 +127,9 @@ def tiered_victims(
                 victims = list(chosen)
             else:
                 keep = {task.uid for task in chosen}
-                victims = [task for task in victims if task.uid in keep]
+                # An empty intersection is Go's nil slice in Volcano's Preemptable: the next plugin of
+                # the tier starts the list afresh with its own choice.
+                victims = [task for task in victims if task.uid in keep] or None
         if victims:
             return victims
     return []

@@ -29,6 +29,9 @@ def offers(*tasks: TaskInfo, vote: Vote = Vote.PERMIT) -> dispatch.VictimFn:
         pytest.param([[offers(), offers(A)], [offers(C)]], ["c"], id="empty-answer-defers-to-next-tier"),
         pytest.param([[offers(A)], [offers(C)]], ["a"], id="first-deciding-tier-wins"),
         pytest.param([[offers(A), offers(B)], [offers(C)]], ["c"], id="empty-intersection-defers"),
+        pytest.param(
+            [[offers(A), offers(B), offers(A, B, C)], [offers(C)]], ["a", "b", "c"], id="empty-intersection-restarts"
+        ),
         pytest.param([[offers()], [offers()]], [], id="nobody-offers"),
     ],
 )
