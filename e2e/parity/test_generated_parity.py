@@ -58,15 +58,14 @@ def test_generated_clusters_match_volcano(parity: Parity) -> None:
     )
     @given(case=clusters())
     def play(case: dict[str, Any]) -> None:
-        comparison = parity.compare(Scenario.model_validate(case))
+        scenario = Scenario.model_validate(case)
+        comparison = parity.compare(scenario)
         comparison.tie = GENERATED_TIE
         strict = comparison.volcano.differences(comparison.py_volcano)
         compared.append(case["name"])
         verdict = sorted(comparison.differences) or "same"
         if comparison.differences:
-            volcano = comparison.volcano
-            scenario = Scenario.model_validate(case)
-            if explained_by_node_ties(scenario, (volcano.binds, volcano.evictions, volcano.phases), comparison.jobs):
+            if explained_by_node_ties(scenario, comparison.volcano, comparison.jobs):
                 verdict = "node-tie"
                 _save(case, comparison, folder / "node-ties")
             else:

@@ -103,5 +103,5 @@ def test_a_difference_another_node_order_reaches_is_a_tie() -> None:
     scenario = _tie_cascade()
     jobs = job_of(scenario.objects)
     other_node = {"default/big-0": "node-2", "default/small-0": "node-1"}
-    assert explained_by_node_ties(scenario, (other_node, [], {}), jobs)
-    assert not explained_by_node_ties(scenario, ({"default/small-0": "node-1"}, [], {}), jobs)
+    assert explained_by_node_ties(scenario, Decisions(other_node, [], {}), jobs)
+    assert not explained_by_node_ties(scenario, Decisions({"default/small-0": "node-1"}, [], {}), jobs)

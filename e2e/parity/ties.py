@@ -3,7 +3,7 @@
 Volcano picks at random among the nodes that score best; py-volcano takes the first in name order. One
 such choice early in a cycle changes what later pods find (a small pod's only node is taken, a gang no
 longer fits), so two schedulers with the same rules can end in different places, which comparing binds
-up to their nodes (`known.loosen`) does not absorb. A difference is put down to such ties when
+up to their nodes (`Decisions.loosened`) does not absorb. A difference is put down to such ties when
 py-volcano, played in memory (`py-volcano simulate`'s engine) with the nodes renamed so that another
 order breaks its ties, reaches Volcano's decisions up to a tie. Renaming changes nothing but the order
 of equal candidates: nodes are told apart by their labels, and pods placed on a node follow it.
@@ -16,7 +16,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
-from e2e.parity.known import loosen
+from e2e.parity.volcano import Decisions
 from py_volcano.simulation.run import run_scenario
 from py_volcano.simulation.scenario import Scenario
 
@@ -48,9 +48,9 @@ def renamed(objects: list[dict[str, Any]], names: dict[str, str]) -> list[dict[s
     return out
 
 
-def in_memory(scenario: Scenario, names: dict[str, str]) -> tuple[dict[str, str], list[str], dict[str, str]]:
-    """Play `scenario` in memory with nodes renamed; return its final binds (original node names), the
-    evictions of pods the scenario placed, and the declared PodGroups' phases, as the harness reads them."""
+def in_memory(scenario: Scenario, names: dict[str, str]) -> Decisions:
+    """Play `scenario` in memory with nodes renamed; return its decisions as the harness reads them: final
+    binds (original node names), evictions of pods the scenario placed, declared PodGroups' phases."""
     back = {new: old for old, new in names.items()}
     played = scenario.model_copy(update={"objects": renamed(scenario.objects, names)})
     report = run_scenario(played, source=f"{scenario.name} (nodes renamed)")
@@ -62,20 +62,18 @@ def in_memory(scenario: Scenario, names: dict[str, str]) -> tuple[dict[str, str]
     evicted = set(report["evictions"])
     binds = {key: back[node] for key, node in report["binds"].items() if key not in evicted and key not in placed}
     phases = {key: status["phase"] for key, status in report["podGroups"].items()}
-    return binds, [key for key in report["evictions"] if key in placed], phases
+    return Decisions(binds, [key for key in report["evictions"] if key in placed], phases)
 
 
-def explained_by_node_ties(
-    scenario: Scenario, volcano: tuple[dict[str, str], list[str], dict[str, str]], jobs: dict[str, str]
-) -> bool:
-    """Whether some other order of equal nodes leads py-volcano to `volcano`'s (binds, evictions, phases),
-    up to a tie (`known.loosen`); the phases compared are those both report."""
+def explained_by_node_ties(scenario: Scenario, volcano: Decisions, jobs: dict[str, str]) -> bool:
+    """Whether some other order of equal nodes leads py-volcano to `volcano`'s decisions up to a tie
+    (`Decisions.loosened`); the phases compared are those both report."""
     names = sorted(obj["metadata"]["name"] for obj in scenario.objects if obj["kind"] == "Node")
-    want_binds, want_evictions, want_phases = volcano
-    wanted = loosen(want_binds, want_evictions, jobs)
+    wanted = volcano.loosened(jobs)
     for order in node_orders(names):
-        binds, evictions, phases = in_memory(scenario, order)
-        same_phases = all(phases.get(key, value) == value for key, value in want_phases.items())
-        if same_phases and loosen(binds, evictions, jobs) == wanted:
+        mine = in_memory(scenario, order)
+        loose = mine.loosened(jobs)
+        same_phases = all(mine.phases.get(key, value) == value for key, value in volcano.phases.items())
+        if same_phases and loose.binds == wanted.binds and loose.evictions == wanted.evictions:
             return True
     return False

@@ -14,6 +14,7 @@ from py_volcano.framework.extension_points import (
     ValidateResult,
 )
 from py_volcano.framework.memory import PluginMemory
+from py_volcano.framework.placements import ReleasedTasks
 from py_volcano.framework.plugin import Action, ActionEntry, Plugin, PluginEntry, Registry
 from py_volcano.framework.priority_queue import PriorityQueue, ordered
 from py_volcano.framework.session import IndexArray, Session, close_session, open_session
@@ -38,6 +39,7 @@ __all__ = [
     "PredicateStatus",
     "PriorityQueue",
     "Registry",
+    "ReleasedTasks",
     "SchedulerConf",
     "Session",
     "Statement",

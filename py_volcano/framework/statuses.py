@@ -39,10 +39,10 @@ __all__ = [
     "unplaced_pods",
 ]
 
-#: A placed gang is Scheduled, and an Unschedulable condition still True turns False (Volcano leaves it
-#: True; a stale True misleads `kubectl wait` and dashboards).
 #: Volcano's ScheduledStatus: tasks that are, or were, on a node.
 _SCHEDULED = (TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED)
+#: A placed gang is Scheduled, and an Unschedulable condition still True turns False (Volcano leaves it
+#: True; a stale True misleads `kubectl wait` and dashboards).
 _PLACED = (ConditionUpdate(SCHEDULED, "True", GANG_READY), ConditionUpdate(UNSCHEDULABLE, "False", SCHEDULED))
 
 
@@ -87,27 +87,22 @@ def pod_group_conditions(*, unschedulable: str, reason: str, placed: bool) -> tu
 
 def _phase(job: JobInfo, *, running: int, ready: bool) -> PodGroupPhase:
     """Volcano's getPodGroupPhase, at the end of the cycle (docs/semantics.md, "PodGroup phases")."""
-    if running > 0 and not ready and not _ready_but_releasing(job):
+    releasing = sum(1 for task in job.tasks_with(TaskStatus.RELEASING) if task.node_name)
+    scheduled = sum(job.count(status) for status in _SCHEDULED) + releasing
+    if running > 0 and not ready and not _ready_but_releasing(job, releasing, scheduled):
         return PodGroupPhase.UNKNOWN
-    scheduled = sum(job.count(status) for status in _SCHEDULED) + _placed_releasing(job)
     if scheduled >= job.min_available and job.tasks:
         completed = job.count(TaskStatus.SUCCEEDED) + job.count(TaskStatus.FAILED)
         return PodGroupPhase.COMPLETED if scheduled == completed else PodGroupPhase.RUNNING
     return job.phase if job.phase is PodGroupPhase.INQUEUE else PodGroupPhase.PENDING
 
 
-def _placed_releasing(job: JobInfo) -> int:
-    return sum(1 for task in job.tasks_with(TaskStatus.RELEASING) if task.node_name)
-
-
-def _ready_but_releasing(job: JobInfo) -> bool:
-    """Volcano's gang skips the Unschedulable condition of a job whose placed tasks, terminating ones
-    included, reach minMember while nothing of it waits (no pending or pipelined task)."""
-    releasing = _placed_releasing(job)
+def _ready_but_releasing(job: JobInfo, releasing: int, scheduled: int) -> bool:
+    """Volcano's gang skips the Unschedulable condition of a job whose placed tasks (`scheduled`, its
+    `releasing` terminating ones included) reach minMember while nothing of it waits."""
     if not releasing or job.count(TaskStatus.PENDING) or job.count(TaskStatus.PIPELINED):
         return False
-    placed = sum(job.count(status) for status in _SCHEDULED)
-    return placed + releasing >= job.min_available
+    return scheduled >= job.min_available
 
 
 def pod_group_status(job: JobInfo, *, ready: bool, bound: bool) -> PodGroupStatus:

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from py_volcano.api import NodeInfo, PodAffinityTerm, TaskID, TaskInfo, TaskStatus, pod_affinity_terms
-from py_volcano.framework import IndexArray
+from py_volcano.api import NodeInfo, PodAffinityTerm, TaskID, TaskInfo, pod_affinity_terms
+from py_volcano.framework import IndexArray, ReleasedTasks
 from py_volcano.plugins.nodeorder.resources import MAX_NODE_SCORE, IntArray
 
 __all__ = ["HARD_POD_AFFINITY_WEIGHT", "Domains", "InterPodAffinity", "PodGroupOfLabels", "PodTerms"]
@@ -114,9 +114,7 @@ class InterPodAffinity:
 
     The placed pods are grouped at first use (`groups`, `weighted`): a cycle whose tasks have no
     inter-pod terms or spread constraints, in a cluster whose placed pods have no weighted terms, never
-    groups them. Grouped late, they are read from the nodes as they stand, leaving out the tasks evicted
-    or discarded since the session opened (`_released`): the same as grouping at open and following
-    every placement since.
+    groups them (`ReleasedTasks`).
     """
 
     __slots__ = (
@@ -141,7 +139,7 @@ class InterPodAffinity:
         self._weighted: dict[object, _Term] = {}
         self._terms: dict[TaskID, PodTerms] = {}
         self._built = False
-        self._released: set[TaskID] = set()
+        self._released = ReleasedTasks()
         #: Whether some placed pod may have terms that score incoming pods (then every task is scored).
         self._weighted_possible = any(
             task.affinity and self.terms(task).weighted_existing() for node in nodes for task in node.tasks.values()
@@ -163,10 +161,8 @@ class InterPodAffinity:
         if self._built:
             return
         self._built = True
-        for row, node in enumerate(self.nodes):
-            for task in node.tasks.values():
-                if task.uid not in self._released:
-                    self._place(task, row, 1, terminating=task.status is TaskStatus.RELEASING)
+        for row, task, terminating in self._released.placed(self.nodes):
+            self._place(task, row, 1, terminating=terminating)
 
     def terms(self, task: TaskInfo) -> PodTerms:
         """Return the task's parsed terms."""
@@ -177,7 +173,7 @@ class InterPodAffinity:
 
     def allocated(self, task: TaskInfo) -> None:
         """Event handler: the task now sits on `task.node_name`."""
-        self._released.discard(task.uid)
+        self._released.allocated(task)
         if task.affinity and self.terms(task).weighted_existing():
             self._weighted_possible = True
         row = self.rows.get(task.node_name)
@@ -187,7 +183,7 @@ class InterPodAffinity:
 
     def deallocated(self, task: TaskInfo) -> None:
         """Event handler: the task left its node."""
-        self._released.add(task.uid)
+        self._released.deallocated(task)
         if self._built:
             self._remove(task)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import structlog
 
-from py_volcano.api import MaskArray, NodeInfo, TaskID, TaskInfo, TaskStatus
-from py_volcano.framework import CycleState, EventHandler, PredicateStatus, Session
+from py_volcano.api import MaskArray, NodeInfo, TaskID, TaskInfo
+from py_volcano.framework import CycleState, EventHandler, PredicateStatus, ReleasedTasks, Session
 from py_volcano.plugins.predicates.args import PredicatesArgs
 from py_volcano.plugins.predicates.node_filters import StaticFilters, node_filter_failure
 from py_volcano.plugins.predicates.placed import AffinityTerms, PlacedPods
@@ -38,10 +38,7 @@ class PredicateState:
 
     The placed pods are indexed only when some check first needs them (a task with host ports, affinity
     terms or spread constraints, or a placed pod with required anti-affinity): a cycle of plain pods in
-    a large cluster does not index its 150,000 running pods. The index is then built from the nodes as
-    they stand, which is what indexing at open and following every placement since gives: tasks placed
-    this session are on their nodes, and those evicted or discarded since open (`_released`) are left
-    out.
+    a large cluster does not index its 150,000 running pods (`ReleasedTasks`).
     """
 
     __slots__ = ("_counts", "_placed", "_placed_anti", "_released", "_spread", "_terms", "ssn", "static", "switches")
@@ -52,7 +49,7 @@ class PredicateState:
         self.static = StaticFilters(ssn.node_list, switches)
         self._terms = AffinityTerms()
         self._placed: PlacedPods | None = None
-        self._released: set[TaskID] = set()
+        self._released = ReleasedTasks()
         #: Whether some placed pod may have required anti-affinity (then every task's check needs the index).
         self._placed_anti = any(
             task.affinity and self._terms.required(task)[1] for node in ssn.node_list for task in node.tasks.values()
@@ -65,18 +62,14 @@ class PredicateState:
         """The placed pods, indexed at first use."""
         if self._placed is None:
             placed = PlacedPods(self._terms, self.static.labels)
-            released = self._released
-            for node in self.ssn.node_list:
-                for task in node.tasks.values():
-                    if task.uid not in released:
-                        # Releasing at open means a deletionTimestamp: topology spread does not count such pods.
-                        placed.add(task, node.index, terminating=task.status is TaskStatus.RELEASING)
+            for row, task, terminating in self._released.placed(self.ssn.node_list):
+                placed.add(task, row, terminating=terminating)
             self._placed = placed
         return self._placed
 
     def allocated(self, task: TaskInfo) -> None:
         """Event handler: a task was allocated or pipelined onto `task.node_name`."""
-        self._released.discard(task.uid)
+        self._released.allocated(task)
         if task.affinity and self._terms.required(task)[1]:
             self._placed_anti = True
         node = self.ssn.nodes.get(task.node_name)
@@ -85,7 +78,7 @@ class PredicateState:
 
     def deallocated(self, task: TaskInfo) -> None:
         """Event handler: a task was evicted or its allocation discarded."""
-        self._released.add(task.uid)
+        self._released.deallocated(task)
         if self._placed is not None:
             self._placed.remove(task)
 
