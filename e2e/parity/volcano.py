@@ -5,7 +5,10 @@ scheduler name of its own per run, the cluster cleaned in between. vc-scheduler 
 Volcano's podgroup controller would make for bare pods (`podgroup-<pod uid>`, minMember 1, the queue of
 the pod's `scheduling.volcano.sh/queue-name` annotation, minResources the pod's requests) and runs the
 scenario's cycles: `--schedule-period` is longer than a cycle's binds take, and the process is killed once
-its klog shows the last cycle ended and its binds and evictions had time to land.
+its klog shows the last cycle ended and its binds and evictions had time to land. In a `nodeUsage`
+scenario the pending pods wait behind a scheduling gate until vc-scheduler has read Prometheus (its first
+session may open before its first metrics query returns, and then the usage plugin passes every node);
+the scenario's cycles are counted from the gates' removal.
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ SETTLE = 1.5
 
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+
+#: The scheduling gate that holds a `nodeUsage` scenario's pending pods until vc-scheduler has metrics.
+METRICS_GATE = "parity.py-volcano.io/metrics-read"
+
+#: vc-scheduler's usage plugin logs each node's metrics time at session open; this is the zero time.
+NO_METRICS = "metrics time is 0001-01-01"
 
 
 SKIP_REASON = (
@@ -202,17 +211,21 @@ class VolcanoRun(ScenarioRun):
         super().__init__(control_plane, rest, scenario, workdir)
         self.vc_binary = vc_binary
         self.log_path = ARTIFACTS / f"{token('vc-' + scenario.name[:40])}.log"
+        self.gated: list[tuple[str, str]] = []  # pending pods held until vc-scheduler read the metrics
 
     def _create(self, obj: dict[str, Any]) -> float:
         """Create the object as Volcano's controllers would leave it.
 
         A Queue with no state is Open (the queue controller's doing); a pod with no PodGroup gets the one
-        the podgroup controller would make.
+        the podgroup controller would make. A pending pod of a `nodeUsage` scenario is gated (`play`).
         """
         if obj["kind"] == "Queue" and not (obj.get("status") or {}).get("state"):
             obj = {**obj, "status": {**(obj.get("status") or {}), "state": "Open"}}
-        stamp = super()._create(obj)
         meta = obj["metadata"]
+        if self.scenario.node_usage and obj["kind"] == "Pod" and not obj["spec"].get("nodeName"):
+            obj = {**obj, "spec": {**obj["spec"], "schedulingGates": [{"name": METRICS_GATE}]}}
+            self.gated.append((meta["namespace"], meta["name"]))
+        stamp = super()._create(obj)
         if obj["kind"] == "Pod" and GROUP_ANNOTATION not in (meta.get("annotations") or {}):
             self._own_group(meta["namespace"], meta["name"])
         return stamp
@@ -257,9 +270,10 @@ class VolcanoRun(ScenarioRun):
             env = {**os.environ, "PANIC_ON_ERROR": "false"}
             proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         try:
+            counted_from = self._ungate_after_metrics(proc) if self.gated else 0
             wait_for(
                 f"{self.scenario.cycles} vc-scheduler cycles ({self.log_path})",
-                lambda: self._cycles_ended() >= self.scenario.cycles or proc.poll() is not None,
+                lambda: self._cycles_ended() >= counted_from + self.scenario.cycles or proc.poll() is not None,
                 timeout=60 + self.scenario.cycles * SCHEDULE_PERIOD,
             )
             assert proc.poll() is None, f"vc-scheduler exited {proc.returncode}:\n{self.tail()}"
@@ -268,12 +282,32 @@ class VolcanoRun(ScenarioRun):
             proc.kill()
             proc.wait(timeout=30)
 
+    def _ungate_after_metrics(self, proc: subprocess.Popen[bytes]) -> int:
+        """Wait until a session of vc-scheduler opened with metrics on every node, then, right after a
+        cycle ends (the next is a period away), remove the gates; return the cycles ended by then."""
+
+        def metrics_read() -> bool:
+            lines = [line for line in self._log().splitlines() if "metrics time is " in line]
+            return bool(lines) and all(NO_METRICS not in line for line in lines[-len(self.nodes.names) :])
+
+        wait_for(f"vc-scheduler's metrics read ({self.log_path})", lambda: metrics_read() or proc.poll() is not None)
+        ended = self._cycles_ended()
+        wait_for(f"a vc-scheduler cycle ended ({self.log_path})", lambda: self._cycles_ended() > ended)
+        for namespace, name in self.gated:
+            path = Rest.path("Pod", namespace, name)
+            ungate = [{"op": "remove", "path": "/spec/schedulingGates"}]
+            self.rest.ok("PATCH", path, ungate, content_type="application/json-patch+json")
+        return self._cycles_ended()
+
+    def _log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
     def _cycles_ended(self) -> int:
-        return self.log_path.read_text(errors="replace").count("End scheduling ...")
+        return self._log().count("End scheduling ...")
 
     def tail(self, lines: int = 30) -> str:
         """Return the last lines of vc-scheduler's log."""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        return "\n".join(self._log().splitlines()[-lines:])
 
 
 @dataclass
