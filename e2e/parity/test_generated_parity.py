@@ -6,9 +6,9 @@ Opt-in, not part of CI: skipped unless `VOLCANO_SCHEDULER` names a vc-scheduler 
 scenario YAML under `PARITY_DIVERGENCE_DIR` (default /tmp/parity-divergences) with both outcomes in its
 description; each case compared is a line of `compared.log` there: its differences by kind, then those
 left up to a random tie (which node among equal ones, which pod of a job: `Decisions.loosened`), or
-`node-tie` when another order of equal nodes leads py-volcano to Volcano's decisions (e2e/parity/ties.py;
-saved under `node-ties/`, not a failure). The test fails listing every other divergent case (no
-shrinking: a case takes tens of seconds).
+`node-tie` when another order of equal nodes, or each choice among equal-best nodes guided to Volcano's,
+leads py-volcano to Volcano's decisions (e2e/parity/ties.py; saved under `node-ties/`, not a failure). The
+test fails listing every other divergent case (no shrinking: a case takes tens of seconds).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 
 from e2e.parity.generator import clusters
-from e2e.parity.ties import explained_by_node_ties
+from e2e.parity.ties import explained_by_guided_ties, explained_by_node_ties
 from e2e.parity.volcano import Comparison, Parity, skip_without_volcano
 from py_volcano.simulation.scenario import Scenario
 
@@ -65,7 +65,8 @@ def test_generated_clusters_match_volcano(parity: Parity) -> None:
         compared.append(case["name"])
         verdict = sorted(comparison.differences) or "same"
         if comparison.differences:
-            if explained_by_node_ties(scenario, comparison.volcano, comparison.jobs):
+            volcano, jobs = comparison.volcano, comparison.jobs
+            if explained_by_node_ties(scenario, volcano, jobs) or explained_by_guided_ties(scenario, volcano, jobs):
                 verdict = "node-tie"
                 _save(case, comparison, folder / "node-ties")
             else:

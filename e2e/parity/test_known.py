@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from e2e.parity.known import DELIBERATE, RANDOM_TIES, UNPLAYABLE, job_of
-from e2e.parity.ties import explained_by_node_ties, node_orders
+from e2e.parity.ties import explained_by_guided_ties, explained_by_node_ties, node_orders
 from e2e.parity.volcano import Comparison, Decisions
 from py_volcano.simulation.scenario import Scenario, load_scenario
 from tests.scenario_files import SCENARIO_DIR
@@ -105,3 +105,15 @@ def test_a_difference_another_node_order_reaches_is_a_tie() -> None:
     other_node = {"default/big-0": "node-2", "default/small-0": "node-1"}
     assert explained_by_node_ties(scenario, Decisions(other_node, [], {}), jobs)
     assert not explained_by_node_ties(scenario, Decisions({"default/small-0": "node-1"}, [], {}), jobs)
+
+
+def test_a_difference_each_guided_tie_reaches_is_a_tie() -> None:
+    """Guided to node-2 for `big` (tied with node-1), py-volcano leaves node-1 to `small`: explained. A pod
+    guided where it does not tie (`small` on tainted node-2) or left unbound is no tie's outcome."""
+    scenario = _tie_cascade()
+    jobs = job_of(scenario.objects)
+    other_node = {"default/big-0": "node-2", "default/small-0": "node-1"}
+    assert explained_by_guided_ties(scenario, Decisions(other_node, [], {}), jobs)
+    assert not explained_by_guided_ties(scenario, Decisions({"default/small-0": "node-1"}, [], {}), jobs)
+    tainted = {"default/big-0": "node-1", "default/small-0": "node-2"}
+    assert not explained_by_guided_ties(scenario, Decisions(tainted, [], {}), jobs)

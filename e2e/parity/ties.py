@@ -7,20 +7,29 @@ up to their nodes (`Decisions.loosened`) does not absorb. A difference is put do
 py-volcano, played in memory (`py-volcano simulate`'s engine) with the nodes renamed so that another
 order breaks its ties, reaches Volcano's decisions up to a tie. Renaming changes nothing but the order
 of equal candidates: nodes are told apart by their labels, and pods placed on a node follow it.
+
+One renaming breaks every tie the same way; Volcano breaks each anew. `explained_by_guided_ties` plays
+py-volcano once more with each choice among best-scored nodes guided to the node Volcano bound that pod
+to, when that node is among them: a tie broken independently at each decision.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy as np
+
 from e2e.parity.volcano import Decisions
+from py_volcano.api import NodeInfo, TaskInfo
+from py_volcano.framework import Session
 from py_volcano.simulation.run import run_scenario
 from py_volcano.simulation.scenario import Scenario
 
-__all__ = ["explained_by_node_ties"]
+__all__ = ["explained_by_guided_ties", "explained_by_node_ties"]
 
 #: At most this many node orders are tried (every order of up to four nodes).
 MAX_ORDERS = 24
@@ -68,12 +77,46 @@ def in_memory(scenario: Scenario, names: dict[str, str]) -> Decisions:
 def explained_by_node_ties(scenario: Scenario, volcano: Decisions, jobs: dict[str, str]) -> bool:
     """Whether some other order of equal nodes leads py-volcano to `volcano`'s decisions up to a tie
     (`Decisions.loosened`); the phases compared are those both report."""
-    names = sorted(obj["metadata"]["name"] for obj in scenario.objects if obj["kind"] == "Node")
-    wanted = volcano.loosened(jobs)
-    for order in node_orders(names):
-        mine = in_memory(scenario, order)
-        loose = mine.loosened(jobs)
-        same_phases = all(mine.phases.get(key, value) == value for key, value in volcano.phases.items())
-        if same_phases and loose.binds == wanted.binds and loose.evictions == wanted.evictions:
-            return True
-    return False
+    names = sorted(node_names(scenario))
+    return any(reaches(in_memory(scenario, order), volcano, jobs) for order in node_orders(names))
+
+
+def node_names(scenario: Scenario) -> list[str]:
+    """Return the names of the scenario's nodes."""
+    return [obj["metadata"]["name"] for obj in scenario.objects if obj["kind"] == "Node"]
+
+
+def reaches(mine: Decisions, volcano: Decisions, jobs: dict[str, str]) -> bool:
+    """Whether `mine` are `volcano`'s decisions up to a tie (`Decisions.loosened`), on the phases both report."""
+    loose, wanted = mine.loosened(jobs), volcano.loosened(jobs)
+    same_phases = all(mine.phases.get(key, value) == value for key, value in volcano.phases.items())
+    return same_phases and loose.binds == wanted.binds and loose.evictions == wanted.evictions
+
+
+@contextlib.contextmanager
+def guided_best_node(wanted: Mapping[str, str]) -> Iterator[None]:
+    """Within the block, a session's choice among its best-scored nodes takes the one `wanted` names for
+    the pod (pod key -> node) when it is among them, else the first as usual."""
+    plain = Session.best_node
+
+    def best_node(self: Session, task: TaskInfo, candidates: Any) -> NodeInfo | None:
+        node = wanted.get(task.key)
+        if node is None or len(candidates) < 2:
+            return plain(self, task, candidates)
+        scores = self.prioritize(task, candidates)
+        tied = (self.node_list[int(i)] for i in candidates[np.flatnonzero(scores == scores.max())])
+        return next((n for n in tied if n.name == node), None) or plain(self, task, candidates)
+
+    Session.best_node = best_node  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Session.best_node = plain  # type: ignore[method-assign]
+
+
+def explained_by_guided_ties(scenario: Scenario, volcano: Decisions, jobs: dict[str, str]) -> bool:
+    """Whether py-volcano reaches `volcano`'s decisions up to a tie when each of its choices among
+    equal-best nodes is guided to the node Volcano bound that pod to (`guided_best_node`)."""
+    with guided_best_node(volcano.binds):
+        mine = in_memory(scenario, {name: name for name in node_names(scenario)})
+    return reaches(mine, volcano, jobs)
