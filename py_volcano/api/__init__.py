@@ -1,6 +1,7 @@
 """Data the scheduler reasons about: resources, tasks, jobs, nodes, queues, snapshots, manifests, cycle results."""
 
 from py_volcano.api.backlog import Backlog, BacklogJob, QueueBacklog
+from py_volcano.api.built_nodes import BuiltNode, BuiltNodes
 from py_volcano.api.cluster_info import ClusterInfo, SkippedPod, job_id_of, shadow_group_name
 from py_volcano.api.disruption import disruptions_allowed, scaled
 from py_volcano.api.duration import parse_duration
@@ -148,6 +149,8 @@ __all__ = [
     "ZERO",
     "Backlog",
     "BacklogJob",
+    "BuiltNode",
+    "BuiltNodes",
     "ClusterInfo",
     "ConditionUpdate",
     "CpuInfo",

@@ -1,8 +1,10 @@
 """ClusterInfo: one snapshot of the cluster, assembled from parsed specs into fresh Job/Node infos.
 
 A snapshot owns every mutable object in it (tasks are cloned from the parsed pods), so a scheduling
-cycle can change it freely without touching the store it came from; the one exception is its
-`backlog`, jobs that no action or plugin changes, shared with the snapshots before and after it.
+cycle can change it freely without touching the store it came from; the exceptions are its `backlog`,
+jobs that no action or plugin changes, shared with the snapshots before and after it, and the nodes
+`BuiltNodes` hands on from the snapshot before while no cycle changed them (a cycle may change them;
+the next snapshot then builds them again).
 """
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from py_volcano.api.backlog import Backlog
+from py_volcano.api.built_nodes import BuiltNodes
 from py_volcano.api.hypernodes import HyperNodeTopology
-from py_volcano.api.job_info import JobInfo, PodGroupSpec
+from py_volcano.api.job_info import JobInfo, PodGroupSpec, TaskInfo
 from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, ResourceQuotaSpec
 from py_volcano.api.node_info import NodeInfo, NodeSpec
 from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
@@ -85,6 +88,7 @@ class ClusterInfo:
         invalid_queues: Mapping[str, str] | None = None,
         invalid_pod_groups: Mapping[str, str] | None = None,
         backlog: Backlog | None = None,
+        built_nodes: BuiltNodes | None = None,
     ) -> ClusterInfo:
         """Assemble a snapshot; a pod naming a missing PodGroup or a group naming a missing queue is warned about.
 
@@ -92,11 +96,14 @@ class ClusterInfo:
         `invalid_pod_groups` the parse errors of Queues (by name) and PodGroups (by `ns/name`), so a job
         or pod that names one is told why it waits. Every job of `backlog` is taken as it is, in the place
         its PodGroup (or, for a pod without one, its pod) has in the listing; its pods are not read again.
+        `built_nodes` (the store's, kept from snapshot to snapshot) builds the nodes; a fresh one builds
+        them all.
         """
         info = cls(priority_classes=dict(priority_classes), pdbs=list(pdbs), resource_quotas=list(resource_quotas))
         info.skipped_pods = list(skipped_pods)
         info.invalid_queues = dict(invalid_queues or {})
-        info.nodes = {spec.name: NodeInfo(spec) for spec in nodes}
+        node_specs = list(nodes)
+        placed: dict[str, list[tuple[ParsedPod, TaskInfo]]] = {spec.name: [] for spec in node_specs}
         info.queues = {queue.uid: queue for queue in queues}
         if DEFAULT_QUEUE not in info.queues:
             info.queues[QueueID(DEFAULT_QUEUE)] = QueueInfo(name=DEFAULT_QUEUE)
@@ -114,10 +121,11 @@ class ClusterInfo:
                 if entry is not None:
                     info.jobs.setdefault(entry.job.uid, entry.job)
                     continue
-            info._add_pod(parsed, scheduler_name, shadow_phases or {}, invalid_pod_groups or {})
+            info._add_pod(parsed, scheduler_name, shadow_phases or {}, invalid_pod_groups or {}, placed)
             if parsed.group and parsed.scheduler_name != scheduler_name:
                 foreign.add(JobID(f"{parsed.task.namespace}/{parsed.group}"))
         info._drop_foreign_jobs(foreign)
+        info.nodes = (built_nodes if built_nodes is not None else BuiltNodes()).build(node_specs, placed)
         if backlog is not None:
             info.backlog = backlog
         return info
@@ -198,6 +206,7 @@ class ClusterInfo:
         scheduler_name: str,
         shadow_phases: Mapping[JobID, PodGroupPhase],
         invalid_groups: Mapping[str, str],
+        placed: dict[str, list[tuple[ParsedPod, TaskInfo]]],
     ) -> None:
         task = parsed.task.clone()
         if parsed.scheduler_name == scheduler_name:
@@ -206,6 +215,6 @@ class ClusterInfo:
                 task.job = job.uid
                 job.add_task(task)
         if task.node_name and task.status not in _TERMINATED:
-            node = self.nodes.get(task.node_name)
-            if node is not None:
-                node.add_task(task)
+            on_node = placed.get(task.node_name)
+            if on_node is not None:
+                on_node.append((parsed, task))

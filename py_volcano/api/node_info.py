@@ -75,6 +75,7 @@ class NodeInfo:
         "usage",
         "used",
         "used_pods",
+        "version",
     )
 
     def __init__(self, spec: NodeSpec) -> None:
@@ -94,6 +95,9 @@ class NodeInfo:
         self.releasing_pods = 0
         self.pipelined_pods = 0
         self.tasks: dict[TaskID, TaskInfo] = {}
+        self.version = 0
+        """Counts the changes of `tasks` (`add_task`, `remove_task`): a node built for one snapshot is
+        taken into the next only while it is unchanged (`BuiltNodes`)."""
         self.index = -1
         self._arrays: NodeArrays | None = None
         self.usage: NodeUsage | None = None
@@ -154,6 +158,7 @@ class NodeInfo:
                 self.releasing.add(held.resreq)
                 self.releasing_pods += 1
         self.tasks[held.uid] = held
+        self.version += 1
         self._sync(idle=not pipelined, releasing=releasing, pipelined=pipelined)
 
     def remove_task(self, task: TaskInfo) -> None:
@@ -161,6 +166,7 @@ class NodeInfo:
         held = self.tasks.pop(task.uid, None)
         if held is None:
             return
+        self.version += 1
         pipelined = held.status is TaskStatus.PIPELINED
         releasing = held.status is TaskStatus.RELEASING
         if pipelined:

@@ -24,6 +24,7 @@ import structlog
 
 from py_volcano.api import (
     POD_SCHEDULER_ERROR,
+    BuiltNodes,
     ClusterInfo,
     HyperNodeSpec,
     HyperNodeTopology,
@@ -248,6 +249,7 @@ class Store:
         self.grouping: PodGrouping | None = None
         self.changes = Changes()
         self.backlog = BacklogKeeper()
+        self.built_nodes = BuiltNodes()  # the last snapshot's nodes, taken into the next while unchanged
         self.node_usage: dict[str, NodeUsage] = {}
         """Measured load per node name, written by the metrics poller (cache/node_usage.py)."""
         self.shard_nodes: frozenset[str] | None = None
@@ -615,21 +617,18 @@ class Store:
             invalid_queues=self._errors(QUEUES),
             invalid_pod_groups=self._errors(POD_GROUPS),
             backlog=shared,
+            built_nodes=self.built_nodes,
         )
         self.backlog.admit(cluster, inputs)
-        for numa in self.specs(NUMATOPOLOGIES):
-            numa_node = cluster.nodes.get(numa.name)
-            if numa_node is not None:
-                numa_node.numa = numa
+        numas = {numa.name: numa for numa in self.specs(NUMATOPOLOGIES)}
+        for name, node in cluster.nodes.items():  # a node built for an earlier snapshot had earlier figures
+            node.numa = numas.get(name)
+            node.usage = self.node_usage.get(name)
         cluster.hyper_nodes = self._topology(nodes)
         if cluster.hyper_nodes is not None:
             cluster.warnings.extend(cluster.hyper_nodes.problems)
         cluster.warnings[:0] = [r.error for records in self.records.values() for r in records.values() if r.error]
         cluster.shard_nodes = self.shard_nodes
-        for name, usage in self.node_usage.items():
-            node = cluster.nodes.get(name)
-            if node is not None:
-                node.usage = usage
         return cluster
 
     def _topology(self, nodes: list[NodeSpec]) -> HyperNodeTopology | None:

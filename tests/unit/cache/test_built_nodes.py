@@ -1,0 +1,95 @@
+"""A store hands a snapshot the nodes it built for the last one while nothing changed them (`BuiltNodes`):
+the same decisions and the same node state as nodes built afresh, over cycles whose binds come back or
+not and pods that go away between them."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from py_volcano.api import ClusterInfo, CycleResult, NodeInfo
+from py_volcano.cache.store import KINDS, Store
+from py_volcano.framework import run_cycle
+from py_volcano.registry import default_registry
+from tests.builders import node, pod
+from tests.unit.framework.test_backoff_equivalence import CONFS, clusters
+
+_KINDS = {kind.name: kind for kind in KINDS}
+
+
+def _feed(store: Store, objects: list[dict[str, Any]]) -> None:
+    for kind in KINDS:
+        for obj in objects:
+            if obj["kind"] == kind.name:
+                store.apply_event(kind, "ADDED", obj)
+
+
+def _node_state(node_info: NodeInfo) -> tuple[Any, ...]:
+    tasks = [(uid, task.status, task.job, task.node_name) for uid, task in node_info.tasks.items()]
+    resources = (node_info.idle, node_info.used, node_info.releasing, node_info.pipelined)
+    pods = (node_info.used_pods, node_info.releasing_pods, node_info.pipelined_pods)
+    return (node_info.name, tuple(repr(r) for r in resources), pods, tasks)
+
+
+def _decisions(result: CycleResult) -> tuple[Any, ...]:
+    binds = sorted((task.key, name) for task, name in result.binds)
+    evictions = sorted((task.key, name) for task, name in result.evictions)
+    phases = sorted((job, status.phase) for job, status in result.pod_groups.items())
+    return binds, evictions, sorted(result.pipelined.items()), phases
+
+
+def test_an_unchanged_node_is_the_one_built_before_and_a_changed_one_is_built_again() -> None:
+    store = Store(scheduler_name="py-volcano")
+    _feed(store, [node(name="n0", cpu="4"), node(name="n1", cpu="4"), pod(name="a", node_name="n1")])
+    first = store.snapshot()
+    second = store.snapshot()
+    assert second.nodes["n0"] is first.nodes["n0"] and second.nodes["n1"] is first.nodes["n1"]
+    second.nodes["n0"].add_task(first.nodes["n1"].tasks[next(iter(first.nodes["n1"].tasks))])  # a session's change
+    store.apply_event(_KINDS["Pod"], "DELETED", pod(name="a", node_name="n1"))
+    third = store.snapshot()
+    assert third.nodes["n0"] is not second.nodes["n0"] and not third.nodes["n0"].tasks
+    assert third.nodes["n1"] is not second.nodes["n1"] and not third.nodes["n1"].tasks
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(objects=clusters(), conf=st.sampled_from(sorted(CONFS)), data=st.data())
+def test_nodes_handed_on_decide_as_nodes_built_afresh(objects: list[dict[str, Any]], conf: str, data: Any) -> None:
+    """Three cycles over a store kept between them and over a fresh store fed the same events: the same
+    decisions and node state each cycle, whether each bind's echo came back and some pods went away."""
+    kept = Store(scheduler_name="py-volcano")
+    _feed(kept, objects)
+    events: list[tuple[str, dict[str, Any]]] = [("ADDED", obj) for obj in objects]
+    pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
+    for _ in range(3):
+        fresh = Store(scheduler_name="py-volcano")
+        for kind in KINDS:
+            for event, obj in events:
+                if obj["kind"] == kind.name:
+                    fresh.apply_event(kind, event, obj)
+        snapshots: list[ClusterInfo] = [kept.snapshot(), fresh.snapshot()]
+        before = [[_node_state(n) for n in s.nodes.values()] for s in snapshots]
+        assert before[0] == before[1]
+        results = [run_cycle(s, CONFS[conf], default_registry()) for s in snapshots]
+        assert _decisions(results[0]) == _decisions(results[1])
+        changes: list[tuple[str, dict[str, Any]]] = []
+        for task, node_name in results[0].binds:
+            if data.draw(st.booleans(), label=f"echo of {task.name}"):
+                bound = copy.deepcopy(pods[task.name])
+                bound["spec"]["nodeName"] = node_name
+                bound["status"] = {"phase": "Running"}
+                changes.append(("MODIFIED", bound))
+        for task, _ in results[0].evictions:
+            changes.append(("DELETED", pods[task.name]))
+        if pods:
+            gone = data.draw(st.lists(st.sampled_from(sorted(pods)), max_size=2, unique=True), label="gone")
+            changes.extend(("DELETED", pods[name]) for name in gone)
+        for event, obj in changes:
+            kept.apply_event(_KINDS["Pod"], event, obj)
+            if event == "DELETED":
+                pods.pop(obj["metadata"]["name"], None)
+            else:
+                pods[obj["metadata"]["name"]] = obj
+        events = [(e, o) for e, o in events if o["kind"] != "Pod"] + [("ADDED", o) for o in pods.values()]
