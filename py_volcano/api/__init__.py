@@ -1,6 +1,7 @@
 """Data the scheduler reasons about: resources, tasks, jobs, nodes, queues, snapshots, manifests, cycle results."""
 
 from py_volcano.api.backlog import Backlog, BacklogJob, QueueBacklog
+from py_volcano.api.built_jobs import BuiltJob, BuiltJobs, job_fingerprint
 from py_volcano.api.built_nodes import BuiltNode, BuiltNodes
 from py_volcano.api.cluster_info import ClusterInfo, SkippedPod, job_id_of, shadow_group_name
 from py_volcano.api.disruption import disruptions_allowed, scaled
@@ -149,6 +150,8 @@ __all__ = [
     "ZERO",
     "Backlog",
     "BacklogJob",
+    "BuiltJob",
+    "BuiltJobs",
     "BuiltNode",
     "BuiltNodes",
     "ClusterInfo",
@@ -207,6 +210,7 @@ __all__ = [
     "is_allocated_status",
     "is_preemptable_status",
     "job_budget",
+    "job_fingerprint",
     "job_id_of",
     "job_preemptable",
     "match_expression",

@@ -2,9 +2,9 @@
 
 A snapshot owns every mutable object in it (tasks are cloned from the parsed pods), so a scheduling
 cycle can change it freely without touching the store it came from; the exceptions are its `backlog`,
-jobs that no action or plugin changes, shared with the snapshots before and after it, and the nodes
-`BuiltNodes` hands on from the snapshot before while no cycle changed them (a cycle may change them;
-the next snapshot then builds them again).
+jobs that no action or plugin changes, shared with the snapshots before and after it, and the jobs
+and nodes `BuiltJobs` and `BuiltNodes` hand on from the snapshot before while no cycle changed them (a
+cycle may change them; the next snapshot then builds them again).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from py_volcano.api.backlog import Backlog
+from py_volcano.api.built_jobs import BuiltJob, BuiltJobs
 from py_volcano.api.built_nodes import BuiltNodes
 from py_volcano.api.hypernodes import HyperNodeTopology
 from py_volcano.api.job_info import JobInfo, PodGroupSpec, TaskInfo
@@ -70,6 +71,8 @@ class ClusterInfo:
     """The jobs of `jobs` shared with other snapshots, unchanged and left out of every walk (`Backlog`)."""
     shard_nodes: frozenset[str] | None = None
     """The nodes this instance may place pods on (its NodeShard's `spec.nodesDesired`); None: every node."""
+    built_jobs: dict[JobID, BuiltJob] = field(default_factory=dict)
+    """Per job (the backlog's aside), how it was built or taken from the snapshot before (`BuiltJobs`)."""
 
     @classmethod
     def build(
@@ -89,6 +92,7 @@ class ClusterInfo:
         invalid_pod_groups: Mapping[str, str] | None = None,
         backlog: Backlog | None = None,
         built_nodes: BuiltNodes | None = None,
+        built_jobs: BuiltJobs | None = None,
     ) -> ClusterInfo:
         """Assemble a snapshot; a pod naming a missing PodGroup or a group naming a missing queue is warned about.
 
@@ -96,8 +100,8 @@ class ClusterInfo:
         `invalid_pod_groups` the parse errors of Queues (by name) and PodGroups (by `ns/name`), so a job
         or pod that names one is told why it waits. Every job of `backlog` is taken as it is, in the place
         its PodGroup (or, for a pod without one, its pod) has in the listing; its pods are not read again.
-        `built_nodes` (the store's, kept from snapshot to snapshot) builds the nodes; a fresh one builds
-        them all.
+        `built_nodes` and `built_jobs` (the store's, kept from snapshot to snapshot) build the nodes and
+        jobs; fresh ones build them all.
         """
         info = cls(priority_classes=dict(priority_classes), pdbs=list(pdbs), resource_quotas=list(resource_quotas))
         info.skipped_pods = list(skipped_pods)
@@ -108,23 +112,49 @@ class ClusterInfo:
         if DEFAULT_QUEUE not in info.queues:
             info.queues[QueueID(DEFAULT_QUEUE)] = QueueInfo(name=DEFAULT_QUEUE)
         reused = backlog.entries if backlog is not None else {}
+        jobs = built_jobs if built_jobs is not None else BuiltJobs()
+        members: dict[JobID, list[ParsedPod]] = {}
+        pods = list(pods)
+        keys = [job_id_of(parsed) for parsed in pods]
+        for parsed, key in zip(pods, keys, strict=True):
+            if parsed.scheduler_name == scheduler_name:
+                members.setdefault(key, []).append(parsed)
+        sources: dict[JobID, tuple[PodGroupSpec | ParsedPod, PodGroupPhase | None]] = {}
+        taken: set[JobID] = set()
         for spec in pod_groups:
             entry = reused.get(spec.key)
             if entry is not None:
                 info.jobs[spec.key] = entry.job
+                continue
+            sources[spec.key] = (spec, None)
+            job = None
+            if spec.queue in info.queues:
+                priority = info._job_priority(spec.priority_class_name)
+                job = jobs.take(spec.key, spec, None, members.get(spec.key, []), priority)
+            if job is not None:
+                info.jobs[spec.key] = job
+                taken.add(spec.key)
             else:
                 info._add_job(spec)
         foreign: set[JobID] = set()
-        for parsed in pods:
-            if reused:
-                entry = reused.get(job_id_of(parsed))
+        phases = shadow_phases or {}
+        for parsed, key in zip(pods, keys, strict=True):
+            if reused or jobs.jobs:
+                entry = reused.get(key)
                 if entry is not None:
                     info.jobs.setdefault(entry.job.uid, entry.job)
                     continue
-            info._add_pod(parsed, scheduler_name, shadow_phases or {}, invalid_pod_groups or {}, placed)
+                if parsed.scheduler_name == scheduler_name and info._take(parsed, key, jobs, taken, phases, placed):
+                    continue
+            info._add_pod(parsed, scheduler_name, phases, invalid_pod_groups or {}, placed)
             if parsed.group and parsed.scheduler_name != scheduler_name:
                 foreign.add(JobID(f"{parsed.task.namespace}/{parsed.group}"))
         info._drop_foreign_jobs(foreign)
+        for key, job in info.jobs.items():
+            if key not in reused:
+                source, phase = sources.get(key) or (members[key][0], phases.get(key))
+                jobs.record(job, source, phase, members.get(key, []))
+        info.built_jobs = jobs.seal()
         info.nodes = (built_nodes if built_nodes is not None else BuiltNodes()).build(node_specs, placed)
         if backlog is not None:
             info.backlog = backlog
@@ -199,6 +229,32 @@ class ClusterInfo:
                 f"queue {parsed.queue!r} not found; the pod waits"
             )
         return job
+
+    def _take(
+        self,
+        parsed: ParsedPod,
+        key: JobID,
+        jobs: BuiltJobs,
+        taken: set[JobID],
+        shadow_phases: Mapping[JobID, PodGroupPhase],
+        placed: dict[str, list[tuple[ParsedPod, TaskInfo]]],
+    ) -> bool:
+        """Place `parsed` (a pod of this scheduler) through the job taken from the snapshot before, if
+        any: its one-pod group is taken here, in its pod's place; return whether it was."""
+        if key not in taken:
+            if parsed.group or parsed.queue not in self.queues:
+                return False
+            job = jobs.take(key, parsed, shadow_phases.get(key), [parsed], parsed.task.priority)
+            if job is None:
+                return False
+            self.jobs[key] = job
+            taken.add(key)
+        task = self.jobs[key].tasks[parsed.task.uid]
+        if task.node_name and task.status not in _TERMINATED:
+            on_node = placed.get(task.node_name)
+            if on_node is not None:
+                on_node.append((parsed, task))
+        return True
 
     def _add_pod(
         self,

@@ -281,6 +281,7 @@ class JobInfo:
         "tasks",
         "total_request",
         "uid",
+        "version",
     )
 
     def __init__(self, spec: PodGroupSpec, *, priority: int = 0) -> None:
@@ -301,6 +302,9 @@ class JobInfo:
         self.total_request = Resource()
         self.fit_errors: dict[TaskID, FitErrors] = {}
         self.job_fit_error = ""
+        self.version = 0
+        """Counts the changes of `tasks` and their statuses: a job built for one snapshot is taken into
+        the next only while it is unchanged (`BuiltJobs`)."""
 
     def clone(self) -> JobInfo:
         """Return a copy with cloned tasks."""
@@ -319,10 +323,12 @@ class JobInfo:
         self.tasks[task.uid] = task
         self._index(task)
         self.total_request.add(task.resreq)
+        self.version += 1
 
     def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move the job's copy of `task` (and `task` itself) to `status`, keeping the index and `allocated` right."""
         own = self.tasks.get(task.uid, task)
+        self.version += 1
         self._unindex(own)
         own.status = status
         task.status = status

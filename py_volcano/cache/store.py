@@ -24,6 +24,7 @@ import structlog
 
 from py_volcano.api import (
     POD_SCHEDULER_ERROR,
+    BuiltJobs,
     BuiltNodes,
     ClusterInfo,
     HyperNodeSpec,
@@ -250,6 +251,7 @@ class Store:
         self.changes = Changes()
         self.backlog = BacklogKeeper()
         self.built_nodes = BuiltNodes()  # the last snapshot's nodes, taken into the next while unchanged
+        self.built_jobs = BuiltJobs()  # and its jobs
         self.node_usage: dict[str, NodeUsage] = {}
         """Measured load per node name, written by the metrics poller (cache/node_usage.py)."""
         self.shard_nodes: frozenset[str] | None = None
@@ -618,6 +620,7 @@ class Store:
             invalid_pod_groups=self._errors(POD_GROUPS),
             backlog=shared,
             built_nodes=self.built_nodes,
+            built_jobs=self.built_jobs,
         )
         self.backlog.admit(cluster, inputs)
         numas = {numa.name: numa for numa in self.specs(NUMATOPOLOGIES)}

@@ -176,6 +176,11 @@ class ExtensionPoints:
         self._fns.setdefault(point, {})[plugin] = fn
         self._tiered.pop(point, None)
 
+    def plugins_at(self, point: str) -> set[str]:
+        """Return the names of the enabled plugins that registered a function at `point`."""
+        self._tier_fns(point)
+        return {name for tier in self._names[point] for name in tier}
+
     def _tier_fns(self, point: str) -> list[list[Callable[..., Any]]]:
         tiered = self._tiered.get(point)
         if tiered is None:

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from py_volcano.api import (
+    BuiltJob,
     ClusterInfo,
     CycleResult,
     FitErrors,
@@ -27,6 +28,7 @@ from py_volcano.api import (
     NodeInfo,
     PdbSpec,
     PodGroupPhase,
+    PodGroupStatus,
     PriorityClassSpec,
     QueueFigures,
     QueueID,
@@ -36,6 +38,7 @@ from py_volcano.api import (
     TaskInfo,
     TaskStatus,
     is_allocated_status,
+    job_fingerprint,
 )
 from py_volcano.framework import cluster_total, reasons, shortfalls, statuses, waits
 from py_volcano.framework.conf import PluginOption, SchedulerConf
@@ -45,6 +48,9 @@ from py_volcano.framework.plugin import Plugin, Registry
 from py_volcano.framework.priority_queue import PriorityQueue
 
 __all__ = ["Session", "close_session", "open_session"]
+
+#: Plugins whose job-ready verdict reads nothing but the job: a job the cycle left unchanged keeps its status.
+_PURE_JOB_READY = frozenset({"gang"})
 
 IndexArray = npt.NDArray[np.intp]
 _NO_NODES: IndexArray = np.zeros(0, dtype=np.intp)
@@ -90,6 +96,8 @@ class Session(ExtensionPoints):
         #: The backed-off jobs shared with other cycles, unchanged (`api.Backlog`); all are in `jobs` and
         #: `skipped`. Plugins that read every job read its per-queue sums instead of walking them.
         self.backlog = cluster.backlog
+        #: Per job, how the snapshot built it or took it from the one before (statuses carry over).
+        self.built_jobs = cluster.built_jobs
         #: Sum of max(allocatable, used) per node (docs/semantics.md, "Overcommitted nodes").
         self.total_resource = cluster_total.cluster_total(self.node_list)
         self.overcommitted = cluster_total.overcommitted(self.node_list)
@@ -400,6 +408,7 @@ def close_session(ssn: Session) -> CycleResult:
     moving = [job for job in ssn.jobs.values() if job.uid not in shared] if shared else list(ssn.jobs.values())
     reasons.note_queue_blockers(moving, ssn.queues, ssn.invalid_queues, ssn.skipped)
     bound = {task.job for task, _ in ssn.binds}
+    built = ssn.built_jobs if ssn.plugins_at("job_ready") <= _PURE_JOB_READY else {}
     for job in ssn.jobs.values():
         entry = shared.get(job.uid)
         if entry is not None:  # the same objects and configuration decide the same status
@@ -407,7 +416,7 @@ def close_session(ssn: Session) -> CycleResult:
                 entry.status = statuses.pod_group_status(job, ready=ssn.job_ready(job), bound=False)
             result.pod_groups[job.uid] = entry.status
             continue
-        result.pod_groups[job.uid] = statuses.pod_group_status(job, ready=ssn.job_ready(job), bound=job.uid in bound)
+        result.pod_groups[job.uid] = _pod_group_status(ssn, job, built.get(job.uid), job.uid in bound)
         for task in job.tasks_with(TaskStatus.PIPELINED):
             result.pipelined[task.key] = task.node_name
         for uid, errors in job.fit_errors.items():
@@ -430,6 +439,19 @@ def close_session(ssn: Session) -> CycleResult:
     result.backed_off = ssn.skipped
     ssn.release()
     return result
+
+
+def _pod_group_status(ssn: Session, job: JobInfo, built: BuiltJob | None, bound: bool) -> PodGroupStatus:
+    """The job's PodGroup status; a job the cycle left as the snapshot built it, under the configuration
+    of the cycle that last decided its status, keeps that status (the same job decides the same one)."""
+    if built is not None and not bound:
+        status = built.decided(ssn.conf)
+        if status is None:
+            status = statuses.pod_group_status(job, ready=ssn.job_ready(job), bound=False)
+            if job_fingerprint(job) == built.fingerprint:
+                built.status, built.token = status, ssn.conf
+        return status
+    return statuses.pod_group_status(job, ready=ssn.job_ready(job), bound=bound)
 
 
 def _default_figures(ssn: Session, queue: QueueInfo) -> QueueFigures:

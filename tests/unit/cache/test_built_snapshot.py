@@ -1,6 +1,7 @@
-"""A store hands a snapshot the nodes it built for the last one while nothing changed them (`BuiltNodes`):
-the same decisions and the same node state as nodes built afresh, over cycles whose binds come back or
-not and pods that go away between them."""
+"""A store hands a snapshot the jobs and nodes it built for the last one while nothing changed them
+(`BuiltJobs`, `BuiltNodes`), and a job a cycle left unchanged keeps its status: the same decisions,
+statuses, job and node state as a snapshot built afresh, over cycles whose binds come back or not and
+pods that go away between them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from py_volcano.api import ClusterInfo, CycleResult, NodeInfo
+from py_volcano.api import ClusterInfo, CycleResult, JobInfo, NodeInfo
 from py_volcano.cache.store import KINDS, Store
 from py_volcano.framework import run_cycle
 from py_volcano.registry import default_registry
@@ -34,11 +35,17 @@ def _node_state(node_info: NodeInfo) -> tuple[Any, ...]:
     return (node_info.name, tuple(repr(r) for r in resources), pods, tasks)
 
 
+def _job_state(job: JobInfo) -> tuple[Any, ...]:
+    tasks = [(uid, task.status, task.node_name, task.job) for uid, task in job.tasks.items()]
+    index = [(status, list(bucket)) for status, bucket in job.task_status_index.items()]
+    fields = (job.phase, job.priority, job.queue, job.min_available, job.job_fit_error, dict(job.fit_errors))
+    return (job.uid, fields, repr(job.allocated), repr(job.total_request), tasks, index)
+
+
 def _decisions(result: CycleResult) -> tuple[Any, ...]:
     binds = sorted((task.key, name) for task, name in result.binds)
     evictions = sorted((task.key, name) for task, name in result.evictions)
-    phases = sorted((job, status.phase) for job, status in result.pod_groups.items())
-    return binds, evictions, sorted(result.pipelined.items()), phases
+    return binds, evictions, sorted(result.pipelined.items()), result.pod_groups, result.pod_waits
 
 
 def test_an_unchanged_node_is_the_one_built_before_and_a_changed_one_is_built_again() -> None:
@@ -56,7 +63,7 @@ def test_an_unchanged_node_is_the_one_built_before_and_a_changed_one_is_built_ag
 
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(objects=clusters(), conf=st.sampled_from(sorted(CONFS)), data=st.data())
-def test_nodes_handed_on_decide_as_nodes_built_afresh(objects: list[dict[str, Any]], conf: str, data: Any) -> None:
+def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str, Any]], conf: str, data: Any) -> None:
     """Three cycles over a store kept between them and over a fresh store fed the same events: the same
     decisions and node state each cycle, whether each bind's echo came back and some pods went away."""
     kept = Store(scheduler_name="py-volcano")
@@ -72,6 +79,8 @@ def test_nodes_handed_on_decide_as_nodes_built_afresh(objects: list[dict[str, An
         snapshots: list[ClusterInfo] = [kept.snapshot(), fresh.snapshot()]
         before = [[_node_state(n) for n in s.nodes.values()] for s in snapshots]
         assert before[0] == before[1]
+        jobs = [[_job_state(j) for j in s.jobs.values()] for s in snapshots]
+        assert jobs[0] == jobs[1]
         results = [run_cycle(s, CONFS[conf], default_registry()) for s in snapshots]
         assert _decisions(results[0]) == _decisions(results[1])
         changes: list[tuple[str, dict[str, Any]]] = []
@@ -93,3 +102,21 @@ def test_nodes_handed_on_decide_as_nodes_built_afresh(objects: list[dict[str, An
             else:
                 pods[obj["metadata"]["name"]] = obj
         events = [(e, o) for e, o in events if o["kind"] != "Pod"] + [("ADDED", o) for o in pods.values()]
+
+
+def test_an_unchanged_job_is_the_one_built_before_with_its_status_and_a_changed_one_is_built_again() -> None:
+    store = Store(scheduler_name="py-volcano")
+    _feed(store, [node(name="n0", cpu="4"), pod(name="a", node_name="n0"), pod(name="b", cpu="2")])
+    conf = CONFS["default"]
+    first = store.snapshot()
+    result = run_cycle(first, conf, default_registry())
+    [(bound, _)] = result.binds
+    running = next(key for key, job in first.jobs.items() if "b" not in {t.name for t in job.tasks.values()})
+    second = store.snapshot()
+    assert second.jobs[running] is first.jobs[running]
+    assert second.jobs[bound.job] is not first.jobs[bound.job]  # the cycle allocated its task
+    again = run_cycle(second, conf, default_registry())
+    assert again.pod_groups[running] is result.pod_groups[running]
+    third = store.snapshot()
+    third.jobs[running].job_fit_error = "a session's note"
+    assert store.snapshot().jobs[running] is not third.jobs[running]

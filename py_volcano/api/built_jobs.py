@@ -1,0 +1,108 @@
+"""BuiltJobs: the jobs one snapshot built, handed as they are to the next while nothing changed them.
+
+A job follows from its PodGroup (or, for a pod without one, that pod and its group's phase), its
+priority, and its pods in listing order. The store replaces a parsed object whenever anything in it
+changes, so when the next snapshot finds the very same objects and priority it would build the same
+job again; it takes the built one instead, unless a session changed it since: `JobInfo.version`
+counts every change of its tasks, and `job_fingerprint` covers the fields a cycle sets on a job. Each
+entry also keeps the PodGroup status a cycle decided for the job while it was unchanged (`status`,
+under configuration `token`): a cycle that did not touch the job decides the same one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from py_volcano.api.job_info import JobInfo, PodGroupSpec
+from py_volcano.api.manifests import ParsedPod
+from py_volcano.api.results import PodGroupStatus
+from py_volcano.api.types import JobID, PodGroupPhase
+
+__all__ = ["BuiltJob", "BuiltJobs", "job_fingerprint"]
+
+Fingerprint = tuple[object, ...]
+
+
+def job_fingerprint(job: JobInfo) -> Fingerprint:
+    """What a cycle may change on a job besides its tasks' statuses (counted in `version`)."""
+    return (
+        job.version,
+        job.phase,
+        job.priority,
+        job.queue,
+        job.min_available,
+        job.job_fit_error,
+        len(job.fit_errors),
+        id(job.min_resources),
+        id(job.task_min_available),
+    )
+
+
+@dataclass(slots=True)
+class BuiltJob:
+    """One job as a snapshot built it: its inputs (`source`: the PodGroup, or the pod of a one-pod
+    group with that group's phase), its pods, priority, its `job_fingerprint` then, and a decided status."""
+
+    job: JobInfo
+    source: PodGroupSpec | ParsedPod
+    phase: PodGroupPhase | None
+    pods: list[ParsedPod]
+    priority: int
+    fingerprint: Fingerprint
+    status: PodGroupStatus | None = None
+    token: object = None
+
+    def unchanged(self, pods: list[ParsedPod], priority: int) -> bool:
+        """Whether `pods` and `priority` build this job, which no session changed since."""
+        return (
+            priority == self.priority
+            and len(pods) == len(self.pods)
+            and all(new is old for new, old in zip(pods, self.pods, strict=True))
+            and job_fingerprint(self.job) == self.fingerprint
+        )
+
+    def decided(self, token: object) -> PodGroupStatus | None:
+        """The status a cycle under `token` decided for the job while it stayed unchanged, or None."""
+        if self.status is None or token is not self.token or job_fingerprint(self.job) != self.fingerprint:
+            return None
+        return self.status
+
+
+class BuiltJobs:
+    """The jobs of the last snapshot, by id; the next snapshot takes the unchanged ones (`take`)."""
+
+    __slots__ = ("jobs", "kept")
+
+    def __init__(self) -> None:
+        self.jobs: dict[JobID, BuiltJob] = {}
+        self.kept: dict[JobID, BuiltJob] = {}
+
+    def take(
+        self,
+        key: JobID,
+        source: PodGroupSpec | ParsedPod,
+        phase: PodGroupPhase | None,
+        pods: list[ParsedPod],
+        priority: int,
+    ) -> JobInfo | None:
+        """Return the job the last snapshot built from these inputs if no session changed it, else None."""
+        last = self.jobs.get(key)
+        if last is None or last.source is not source or last.phase != phase or not last.unchanged(pods, priority):
+            return None
+        self.kept[key] = last
+        return last.job
+
+    def record(self, job: JobInfo, source: PodGroupSpec | ParsedPod, phase: PodGroupPhase | None,
+               pods: list[ParsedPod]) -> None:
+        """Note a job the snapshot being built holds (taken or built)."""
+        kept = self.kept.get(job.uid)
+        if kept is not None and kept.job is job:
+            return
+        self.kept[job.uid] = BuiltJob(job, source, phase, pods, job.priority, ())
+
+    def seal(self) -> dict[JobID, BuiltJob]:
+        """Close the snapshot: the jobs recorded become the ones the next takes from; return them."""
+        for entry in self.kept.values():
+            entry.fingerprint = job_fingerprint(entry.job)
+        self.jobs, self.kept = self.kept, {}
+        return self.jobs
