@@ -111,6 +111,7 @@ def test_an_unchanged_job_is_the_one_built_before_with_its_status_and_a_changed_
     first = store.snapshot()
     result = run_cycle(first, conf, default_registry())
     [(bound, _)] = result.binds
+    assert bound.job is not None
     running = next(key for key, job in first.jobs.items() if "b" not in {t.name for t in job.tasks.values()})
     second = store.snapshot()
     assert second.jobs[running] is first.jobs[running]
