@@ -17,7 +17,7 @@ from py_volcano.api.built_jobs import BuiltJob, BuiltJobs
 from py_volcano.api.built_nodes import BuiltNodes
 from py_volcano.api.hypernodes import HyperNodeTopology
 from py_volcano.api.job_info import JobInfo, PodGroupSpec, TaskInfo
-from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, ResourceQuotaSpec
+from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, ResourceQuotaSpec, shadow_group_name
 from py_volcano.api.node_info import NodeInfo, NodeSpec
 from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
 from py_volcano.api.results import POD_UNSCHEDULABLE
@@ -28,15 +28,9 @@ __all__ = ["ClusterInfo", "SkippedPod", "job_id_of", "shadow_group_name"]
 _TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
-def shadow_group_name(pod_uid: str) -> str:
-    """Return the name of the one-pod group of a pod that names no PodGroup."""
-    return f"podgroup-{pod_uid}"
-
-
 def job_id_of(pod: ParsedPod) -> JobID:
     """Return the id of the job a pod belongs to: its PodGroup's, else its one-pod group's."""
-    namespace = pod.task.namespace
-    return JobID(f"{namespace}/{pod.group}" if pod.group else f"{namespace}/{shadow_group_name(pod.uid)}")
+    return pod.job_id
 
 
 @dataclass(slots=True, frozen=True)
@@ -115,7 +109,7 @@ class ClusterInfo:
         jobs = built_jobs if built_jobs is not None else BuiltJobs()
         members: dict[JobID, list[ParsedPod]] = {}
         pods = list(pods)
-        keys = [job_id_of(parsed) for parsed in pods]
+        keys = [parsed.job_id for parsed in pods]
         for parsed, key in zip(pods, keys, strict=True):
             if parsed.scheduler_name == scheduler_name:
                 members.setdefault(key, []).append(parsed)

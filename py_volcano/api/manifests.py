@@ -20,7 +20,7 @@ from py_volcano.api.queue_info import DEFAULT_QUEUE, NodeGroupAffinity, QueueInf
 from py_volcano.api.resource_info import Resource
 from py_volcano.api.shapes import ShapeError, check_affinity, check_amount, check_selector, check_string_map
 from py_volcano.api.topology_spread import topology_spread_constraints
-from py_volcano.api.types import PodGroupPhase, QueueState, TaskID, TaskStatus
+from py_volcano.api.types import JobID, PodGroupPhase, QueueState, TaskID, TaskStatus
 from py_volcano.errors import (
     InvalidHyperNode,
     InvalidNode,
@@ -129,6 +129,21 @@ class ParsedPod:
     scheduler_name: str
     uid: str
     owner: OwnerRef | None = None
+    job_id: JobID = field(init=False)
+    """The id of its job: its PodGroup's, else its one-pod group's (`shadow_group_name`)."""
+    order: tuple[float, str] = field(init=False)
+    """Where it goes in a snapshot: by creation, then `ns/name`."""
+
+    def __post_init__(self) -> None:
+        namespace = self.task.namespace
+        group = self.group or shadow_group_name(self.uid)
+        object.__setattr__(self, "job_id", JobID(f"{namespace}/{group}"))
+        object.__setattr__(self, "order", (self.task.creation, self.task.key))
+
+
+def shadow_group_name(pod_uid: str) -> str:
+    """Return the name of the one-pod group of a pod that names no PodGroup."""
+    return f"podgroup-{pod_uid}"
 
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:

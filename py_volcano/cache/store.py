@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import operator
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -228,6 +229,10 @@ class Pending:
     unanswered: bool = False
     annotations: Mapping[str, str] = field(default_factory=dict)
     """Pod annotations the bind writes first (deviceshare's devices), shown on the assumed pod meanwhile."""
+
+
+#: A pod's place in a snapshot (`ParsedPod.order`).
+_ORDER = operator.attrgetter("order")
 
 
 class Store:
@@ -600,7 +605,7 @@ class Store:
         quotas: list[ResourceQuotaSpec] = sorted(
             self.specs(RESOURCE_QUOTAS), key=lambda quota: (quota.namespace, quota.name)
         )
-        pods = sorted(self._pods(), key=lambda parsed: (parsed.task.creation, parsed.task.key))
+        pods = sorted(self._pods(), key=_ORDER)
         groups = sorted(self._pod_groups(), key=lambda group: (group.creation, group.key))
         shared, inputs = self.backlog.prepare(
             backlog, token=token, pods=pods, groups=groups, queues=queues, shadow_phases=self.shadow_phases
