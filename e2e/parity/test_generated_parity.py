@@ -7,8 +7,9 @@ scenario YAML under `PARITY_DIVERGENCE_DIR` (default /tmp/parity-divergences) wi
 description; each case compared is a line of `compared.log` there: its differences by kind, then those
 left up to a random tie (which node among equal ones, which pod of a job: `Decisions.loosened`), or
 `node-tie` when another order of equal nodes, or each choice among equal-best nodes guided to Volcano's,
-leads py-volcano to Volcano's decisions (e2e/parity/ties.py; saved under `node-ties/`, not a failure). The
-test fails listing every other divergent case (no shrinking: a case takes tens of seconds).
+leads py-volcano to Volcano's decisions, `queue-order-tie` when proportion walking the queues in another
+order does (e2e/parity/ties.py; both saved under `node-ties/`, not a failure). The test fails listing
+every other divergent case (no shrinking: a case takes tens of seconds).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 
 from e2e.parity.generator import clusters
-from e2e.parity.ties import explained_by_guided_ties, explained_by_node_ties
+from e2e.parity.ties import explained_by_deserved_order, explained_by_guided_ties, explained_by_node_ties
 from e2e.parity.volcano import Comparison, Parity, skip_without_volcano
 from py_volcano.simulation.scenario import Scenario
 
@@ -39,6 +40,16 @@ def _save(case: dict[str, Any], comparison: Comparison, folder: Path) -> Path:
     saved = {**case, "description": f"{case['description']}\n{comparison.report()}"}
     path.write_text(yaml.safe_dump(saved, sort_keys=False))
     return path
+
+
+def _tie(scenario: Scenario, comparison: Comparison) -> str:
+    """Name the random choice of Volcano's that explains the difference, or ""."""
+    volcano, jobs = comparison.volcano, comparison.jobs
+    if explained_by_node_ties(scenario, volcano, jobs) or explained_by_guided_ties(scenario, volcano, jobs):
+        return "node-tie"
+    if explained_by_deserved_order(scenario, volcano, jobs):
+        return "queue-order-tie"
+    return ""
 
 
 def test_generated_clusters_match_volcano(parity: Parity) -> None:
@@ -65,9 +76,9 @@ def test_generated_clusters_match_volcano(parity: Parity) -> None:
         compared.append(case["name"])
         verdict = sorted(comparison.differences) or "same"
         if comparison.differences:
-            volcano, jobs = comparison.volcano, comparison.jobs
-            if explained_by_node_ties(scenario, volcano, jobs) or explained_by_guided_ties(scenario, volcano, jobs):
-                verdict = "node-tie"
+            tie = _tie(scenario, comparison)
+            if tie:
+                verdict = tie
                 _save(case, comparison, folder / "node-ties")
             else:
                 divergent.append(f"{_save(case, comparison, folder)}: {comparison.differences}")

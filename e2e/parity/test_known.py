@@ -3,10 +3,16 @@ tie loosens the comparison only as far as the tie reaches. Needs no vc-scheduler
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from e2e.parity.known import DELIBERATE, RANDOM_TIES, UNPLAYABLE, job_of
-from e2e.parity.ties import explained_by_guided_ties, explained_by_node_ties, node_orders
+from e2e.parity.ties import (
+    explained_by_deserved_order,
+    explained_by_guided_ties,
+    explained_by_node_ties,
+    node_orders,
+)
 from e2e.parity.volcano import Comparison, Decisions
 from py_volcano.simulation.scenario import Scenario, load_scenario
 from tests.scenario_files import SCENARIO_DIR
@@ -117,3 +123,17 @@ def test_a_difference_each_guided_tie_reaches_is_a_tie() -> None:
     assert not explained_by_guided_ties(scenario, Decisions({"default/small-0": "node-1"}, [], {}), jobs)
     tainted = {"default/big-0": "node-1", "default/small-0": "node-2"}
     assert not explained_by_guided_ties(scenario, Decisions(tainted, [], {}), jobs)
+
+
+def test_a_difference_another_walk_of_the_queues_reaches_is_a_tie() -> None:
+    """Volcano bound two pods of job-1 where, in py-volcano's queue order, queue-2's deserved falls a
+    hair short of its second pod: another order reaches it. Three pods of job-1 bound (over queue-2's
+    capability) is no order's outcome."""
+    scenario = load_scenario(Path(__file__).parent / "cases" / "proportion-walk-order.yaml")
+    jobs = job_of(scenario.objects)
+    others = {"gen/job-2-0": "node-1", "gen/job-2-1": "node-3", "gen/job-3-0": "node-2"}
+    volcano = Decisions({"gen/job-1-0": "node-3", "gen/job-1-1": "node-1", **others}, [], {"gen/job-1": "Running"})
+    assert not explained_by_node_ties(scenario, volcano, jobs)
+    assert explained_by_deserved_order(scenario, volcano, jobs)
+    three = Decisions({**volcano.binds, "gen/job-1-2": "node-2"}, [], {"gen/job-1": "Running"})
+    assert not explained_by_deserved_order(scenario, three, jobs)

@@ -11,6 +11,12 @@ of equal candidates: nodes are told apart by their labels, and pods placed on a 
 One renaming breaks every tie the same way; Volcano breaks each anew. `explained_by_guided_ties` plays
 py-volcano once more with each choice among best-scored nodes guided to the node Volcano bound that pod
 to, when that node is among them: a tie broken independently at each decision.
+
+Proportion's water-filling walks the queues in Go map order, at random, and adds the round's deserved
+increases in that order: floating-point sums in another order can differ in the last bit, and a queue's
+deserved then lands a hair under a figure it reaches in another order (1999.9999999999998 milli-CPU
+against 2000), which decides whether a task fits exactly at deserved. `explained_by_deserved_order`
+plays py-volcano with the queues walked in each other order.
 """
 
 from __future__ import annotations
@@ -18,18 +24,21 @@ from __future__ import annotations
 import contextlib
 import copy
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
+from unittest import mock
 
 import numpy as np
 
 from e2e.parity.volcano import Decisions
-from py_volcano.api import NodeInfo, TaskInfo
+from py_volcano.api import NodeInfo, Resource, TaskInfo
 from py_volcano.framework import Session
+from py_volcano.plugins.proportion import plugin as proportion
+from py_volcano.plugins.proportion.queue_attr import QueueAttr, split_deserved
 from py_volcano.simulation.run import run_scenario
 from py_volcano.simulation.scenario import Scenario
 
-__all__ = ["explained_by_guided_ties", "explained_by_node_ties"]
+__all__ = ["explained_by_deserved_order", "explained_by_guided_ties", "explained_by_node_ties"]
 
 #: At most this many node orders are tried (every order of up to four nodes).
 MAX_ORDERS = 24
@@ -120,3 +129,27 @@ def explained_by_guided_ties(scenario: Scenario, volcano: Decisions, jobs: dict[
     with guided_best_node(volcano.binds):
         mine = in_memory(scenario, {name: name for name in node_names(scenario)})
     return reaches(mine, volcano, jobs)
+
+
+def queues_walked_in(order: tuple[int, ...]) -> contextlib.AbstractContextManager[Any]:
+    """Within the block, proportion's water-filling walks the queues in `order` (positions in its own
+    order; queues beyond it keep their place)."""
+
+    def walked(attrs: Iterable[QueueAttr], total: Resource) -> None:
+        queues = list(attrs)
+        moved = [queues[i] for i in order if i < len(queues)]
+        split_deserved([*moved, *(q for i, q in enumerate(queues) if i not in order)], total)
+
+    return mock.patch.object(proportion, "split_deserved", walked)
+
+
+def explained_by_deserved_order(scenario: Scenario, volcano: Decisions, jobs: dict[str, str]) -> bool:
+    """Whether py-volcano reaches `volcano`'s decisions up to a tie when proportion walks the queues (the
+    scenario's and `default`, at most four) in another order."""
+    count = 1 + sum(1 for obj in scenario.objects if obj["kind"] == "Queue")
+    identity = {name: name for name in node_names(scenario)}
+    for order in itertools.islice(itertools.permutations(range(min(count, 4))), 1, MAX_ORDERS):
+        with queues_walked_in(order):
+            if reaches(in_memory(scenario, identity), volcano, jobs):
+                return True
+    return False
