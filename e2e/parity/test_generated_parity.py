@@ -22,7 +22,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 
 from e2e.parity.generator import clusters
-from e2e.parity.ties import explained_by_deserved_order, explained_by_guided_ties, explained_by_node_ties
+from e2e.parity.ties import random_tie
 from e2e.parity.volcano import Comparison, Parity, skip_without_volcano
 from py_volcano.simulation.scenario import Scenario
 
@@ -40,16 +40,6 @@ def _save(case: dict[str, Any], comparison: Comparison, folder: Path) -> Path:
     saved = {**case, "description": f"{case['description']}\n{comparison.report()}"}
     path.write_text(yaml.safe_dump(saved, sort_keys=False))
     return path
-
-
-def _tie(scenario: Scenario, comparison: Comparison) -> str:
-    """Name the random choice of Volcano's that explains the difference, or ""."""
-    volcano, jobs = comparison.volcano, comparison.jobs
-    if explained_by_node_ties(scenario, volcano, jobs) or explained_by_guided_ties(scenario, volcano, jobs):
-        return "node-tie"
-    if explained_by_deserved_order(scenario, volcano, jobs):
-        return "queue-order-tie"
-    return ""
 
 
 def test_generated_clusters_match_volcano(parity: Parity) -> None:
@@ -76,7 +66,7 @@ def test_generated_clusters_match_volcano(parity: Parity) -> None:
         compared.append(case["name"])
         verdict = sorted(comparison.differences) or "same"
         if comparison.differences:
-            tie = _tie(scenario, comparison)
+            tie = random_tie(scenario, comparison.volcano, comparison.jobs)
             if tie:
                 verdict = tie
                 _save(case, comparison, folder / "node-ties")

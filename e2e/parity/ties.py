@@ -38,7 +38,7 @@ from py_volcano.plugins.proportion.queue_attr import QueueAttr, split_deserved
 from py_volcano.simulation.run import run_scenario
 from py_volcano.simulation.scenario import Scenario
 
-__all__ = ["explained_by_deserved_order", "explained_by_guided_ties", "explained_by_node_ties"]
+__all__ = ["explained_by_deserved_order", "explained_by_guided_ties", "explained_by_node_ties", "random_tie"]
 
 #: At most this many node orders are tried (every order of up to four nodes).
 MAX_ORDERS = 24
@@ -153,3 +153,13 @@ def explained_by_deserved_order(scenario: Scenario, volcano: Decisions, jobs: di
             if reaches(in_memory(scenario, identity), volcano, jobs):
                 return True
     return False
+
+
+def random_tie(scenario: Scenario, volcano: Decisions, jobs: dict[str, str]) -> str:
+    """Name the random choice of Volcano's that explains its decisions (`node-tie`: equal nodes, in
+    another order or guided decision by decision; `queue-order-tie`: proportion's walk), or ""."""
+    if explained_by_node_ties(scenario, volcano, jobs) or explained_by_guided_ties(scenario, volcano, jobs):
+        return "node-tie"
+    if explained_by_deserved_order(scenario, volcano, jobs):
+        return "queue-order-tie"
+    return ""
