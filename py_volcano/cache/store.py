@@ -242,6 +242,8 @@ class Store:
         self.scheduler_name = scheduler_name
         self.clock = clock
         self.records: dict[str, dict[str, Record]] = {kind.name: {} for kind in KINDS}
+        #: Per kind, the keys of the records that could not be parsed (each snapshot reads their errors).
+        self.unusable: dict[str, dict[str, None]] = {kind.name: {} for kind in KINDS}
         self.tombstones: dict[str, dict[str, int]] = {kind.name: {} for kind in KINDS}
         self.synced: set[str] = set()
         self.watched: dict[str, asyncio.Event] = {kind.name: asyncio.Event() for kind in KINDS}  # kopf's first events
@@ -383,8 +385,10 @@ class Store:
         try:
             record.spec = parse_object(kind.name, obj, self._parser(kind))
             record.error = ""
+            self.unusable[kind.name].pop(key, None)
         except ObjectError as exc:
             self._skip(kind, key, record, str(exc), previous_error)
+            self.unusable[kind.name][key] = None
 
     @staticmethod
     def _skip(kind: Kind, key: str, record: Record, error: str, previous_error: str) -> None:
@@ -417,6 +421,7 @@ class Store:
 
     def _drop(self, kind: Kind, key: str) -> None:
         record = self.records[kind.name].pop(key, None)
+        self.unusable[kind.name].pop(key, None)
         self.touch()
         if record is not None:
             self._note_change(kind, record.spec, None)
@@ -635,7 +640,7 @@ class Store:
         cluster.hyper_nodes = self._topology(nodes)
         if cluster.hyper_nodes is not None:
             cluster.warnings.extend(cluster.hyper_nodes.problems)
-        cluster.warnings[:0] = [r.error for records in self.records.values() for r in records.values() if r.error]
+        cluster.warnings[:0] = [error for kind in KINDS for error in self._errors(kind).values()]
         cluster.shard_nodes = self.shard_nodes
         return cluster
 
@@ -651,13 +656,16 @@ class Store:
 
     def _errors(self, kind: Kind) -> dict[str, str]:
         """Return the parse errors of `kind`'s unusable objects, by key."""
-        return {key: record.error for key, record in self.records[kind.name].items() if record.error}
+        records = self.records[kind.name]
+        return {key: records[key].error for key in self.unusable[kind.name]}
 
     def _skipped_pods(self) -> list[SkippedPod]:
         """Return this scheduler's unbound pods that could not be parsed, each with its error."""
         skipped = []
-        for key, record in self.records[PODS.name].items():
-            spec = record.raw.get("spec") if record.error and record.raw is not None else None
+        records = self.records[PODS.name]
+        for key in self.unusable[PODS.name]:
+            record = records[key]
+            spec = record.raw.get("spec") if record.raw is not None else None
             ours = isinstance(spec, Mapping) and spec.get("schedulerName") == self.scheduler_name
             if ours and isinstance(spec, Mapping) and not spec.get("nodeName"):
                 namespace, _, name = key.partition("/")

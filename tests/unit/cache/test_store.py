@@ -122,6 +122,20 @@ def test_a_malformed_pod_is_kept_out_of_the_snapshot_and_named_in_its_warnings(s
     assert any("ns/p" in w and "spec.containers[0].resources.requests.cpu" in w for w in snapshot.warnings)
 
 
+def test_a_mended_or_deleted_malformed_pod_is_no_longer_reported(store: Store) -> None:
+    """The pod's error and skipped-pod report last only while it stays unreadable."""
+    store.apply_event(PODS, "ADDED", pod("p", rv=10, cpu="lots"))
+    first = store.snapshot()
+    assert [s.name for s in first.skipped_pods] == ["p"] and any("ns/p" in w for w in first.warnings)
+    store.apply_event(PODS, "MODIFIED", pod("p", rv=11))
+    mended = store.snapshot()
+    assert not mended.skipped_pods and not any("ns/p" in w for w in mended.warnings)
+    store.apply_event(PODS, "MODIFIED", pod("p", rv=12, cpu="lots"))
+    store.apply_event(PODS, "DELETED", pod("p", rv=13, cpu="lots"))
+    gone = store.snapshot()
+    assert not gone.skipped_pods and not any("ns/p" in w for w in gone.warnings)
+
+
 @pytest.mark.parametrize(
     ("kind", "obj"),
     [
