@@ -3,7 +3,8 @@
 
 * `DELIBERATE`: py-volcano decides otherwise on purpose; the parity test is an expected failure
   (strict: a scenario that starts to agree must leave this table).
-* `UNPLAYABLE`: the harness cannot give vc-scheduler what the scenario models; a strict expected failure.
+* `UNPLAYABLE`: the harness cannot give vc-scheduler what the scenario models reliably; an expected
+  failure that may pass (when vc-scheduler happens to see what the scenario models).
 * `RANDOM_TIES`: Volcano breaks a tie at random (equal-score nodes, or which pod of a job gang offers
   as a victim), py-volcano takes the first; the two are compared up to that choice (`loosen`).
 """
