@@ -8,7 +8,8 @@ description; each case compared is a line of `compared.log` there: its differenc
 left up to a random tie (which node among equal ones, which pod of a job: `Decisions.loosened`), or
 `node-tie` when another order of equal nodes, or each choice among equal-best nodes guided to Volcano's,
 leads py-volcano to Volcano's decisions, `queue-order-tie` when proportion walking the queues in another
-order does (e2e/parity/ties.py; both saved under `node-ties/`, not a failure). The test fails listing
+order does, `victim-order-tie` when victim candidates offered in reverse order do (e2e/parity/ties.py;
+all saved under `node-ties/`, not a failure). The test fails listing
 every other divergent case (no shrinking: a case takes tens of seconds).
 """
 

@@ -11,6 +11,7 @@ from e2e.parity.ties import (
     explained_by_deserved_order,
     explained_by_guided_ties,
     explained_by_node_ties,
+    explained_by_victim_order,
     node_orders,
 )
 from e2e.parity.volcano import Comparison, Decisions
@@ -137,3 +138,15 @@ def test_a_difference_another_walk_of_the_queues_reaches_is_a_tie() -> None:
     assert explained_by_deserved_order(scenario, volcano, jobs)
     three = Decisions({**volcano.binds, "gen/job-1-2": "node-2"}, [], {"gen/job-1": "Running"})
     assert not explained_by_deserved_order(scenario, three, jobs)
+
+
+def test_a_difference_another_order_of_victim_candidates_reaches_is_a_tie() -> None:
+    """Volcano evicted job-2-1 and job-3-0 for the gang; py-volcano, offering the node's candidates in
+    reverse order, does the same. Evicting both pods of job-2 is no such order's outcome."""
+    scenario = load_scenario(Path(__file__).parent / "cases" / "reclaim-victim-order.yaml")
+    jobs = job_of(scenario.objects)
+    phases = {"gen/job-2": "Running", "gen/job-3": "Running", "gen/job-4": "Inqueue"}
+    volcano = Decisions({}, ["gen/job-2-1", "gen/job-3-0"], phases)
+    assert not explained_by_guided_ties(scenario, volcano, jobs)
+    assert explained_by_victim_order(scenario, volcano, jobs)
+    assert not explained_by_victim_order(scenario, Decisions({}, ["gen/job-2-0", "gen/job-2-1"], phases), jobs)

@@ -17,6 +17,11 @@ increases in that order: floating-point sums in another order can differ in the 
 deserved then lands a hair under a figure it reaches in another order (1999.9999999999998 milli-CPU
 against 2000), which decides whether a task fits exactly at deserved. `explained_by_deserved_order`
 plays py-volcano with the queues walked in each other order.
+
+Volcano also offers a node's tasks to the victim plugins in Go map order; proportion takes victims
+while their queue stays above deserved, so which job gives up a pod follows that order, and one
+eviction changes what later preemptors find. `explained_by_victim_order` plays py-volcano with every
+node's candidates offered in reverse order (one other order, not all of them).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from unittest import mock
 import numpy as np
 
 from e2e.parity.volcano import Decisions
+from py_volcano.actions.preempt.preemptees import Scope
 from py_volcano.api import NodeInfo, Resource, TaskInfo
 from py_volcano.framework import Session
 from py_volcano.plugins.proportion import plugin as proportion
@@ -38,7 +44,13 @@ from py_volcano.plugins.proportion.queue_attr import QueueAttr, split_deserved
 from py_volcano.simulation.run import run_scenario
 from py_volcano.simulation.scenario import Scenario
 
-__all__ = ["explained_by_deserved_order", "explained_by_guided_ties", "explained_by_node_ties", "random_tie"]
+__all__ = [
+    "explained_by_deserved_order",
+    "explained_by_guided_ties",
+    "explained_by_node_ties",
+    "explained_by_victim_order",
+    "random_tie",
+]
 
 #: At most this many node orders are tried (every order of up to four nodes).
 MAX_ORDERS = 24
@@ -157,9 +169,25 @@ def explained_by_deserved_order(scenario: Scenario, volcano: Decisions, jobs: di
 
 def random_tie(scenario: Scenario, volcano: Decisions, jobs: dict[str, str]) -> str:
     """Name the random choice of Volcano's that explains its decisions (`node-tie`: equal nodes, in
-    another order or guided decision by decision; `queue-order-tie`: proportion's walk), or ""."""
+    another order or guided decision by decision; `queue-order-tie`: proportion's walk;
+    `victim-order-tie`: the order of a node's victim candidates), or ""."""
     if explained_by_node_ties(scenario, volcano, jobs) or explained_by_guided_ties(scenario, volcano, jobs):
         return "node-tie"
     if explained_by_deserved_order(scenario, volcano, jobs):
         return "queue-order-tie"
+    if explained_by_victim_order(scenario, volcano, jobs):
+        return "victim-order-tie"
     return ""
+
+
+def explained_by_victim_order(scenario: Scenario, volcano: Decisions, jobs: dict[str, str]) -> bool:
+    """Whether py-volcano reaches `volcano`'s decisions up to a tie when preempt and reclaim offer each
+    node's candidates to the victim plugins in reverse order."""
+    plain = Scope.preemptees
+
+    def reversed_preemptees(self: Scope, node: NodeInfo) -> list[TaskInfo]:
+        return plain(self, node)[::-1]
+
+    with mock.patch.object(Scope, "preemptees", reversed_preemptees):
+        mine = in_memory(scenario, {name: name for name in node_names(scenario)})
+    return reaches(mine, volcano, jobs)
