@@ -114,8 +114,7 @@ def reaches(mine: Decisions, volcano: Decisions, jobs: dict[str, str]) -> bool:
     return same_phases and loose.binds == wanted.binds and loose.evictions == wanted.evictions
 
 
-@contextlib.contextmanager
-def guided_best_node(wanted: Mapping[str, str]) -> Iterator[None]:
+def guided_best_node(wanted: Mapping[str, str]) -> contextlib.AbstractContextManager[Any]:
     """Within the block, a session's choice among its best-scored nodes takes the one `wanted` names for
     the pod (pod key -> node) when it is among them, else the first as usual."""
     plain = Session.best_node
@@ -128,11 +127,7 @@ def guided_best_node(wanted: Mapping[str, str]) -> Iterator[None]:
         tied = (self.node_list[int(i)] for i in candidates[np.flatnonzero(scores == scores.max())])
         return next((n for n in tied if n.name == node), None) or plain(self, task, candidates)
 
-    Session.best_node = best_node  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        Session.best_node = plain  # type: ignore[method-assign]
+    return mock.patch.object(Session, "best_node", best_node)
 
 
 def explained_by_guided_ties(scenario: Scenario, volcano: Decisions, jobs: dict[str, str]) -> bool:

@@ -3,7 +3,7 @@
 from py_volcano.api.backlog import Backlog, BacklogJob, QueueBacklog
 from py_volcano.api.built_jobs import BuiltJob, BuiltJobs, job_fingerprint
 from py_volcano.api.built_nodes import BuiltNode, BuiltNodes
-from py_volcano.api.cluster_info import ClusterInfo, SkippedPod, job_id_of, shadow_group_name
+from py_volcano.api.cluster_info import ClusterInfo, SkippedPod, shadow_group_name
 from py_volcano.api.disruption import disruptions_allowed, scaled
 from py_volcano.api.duration import parse_duration
 from py_volcano.api.hypernodes import (
@@ -211,7 +211,6 @@ __all__ = [
     "is_preemptable_status",
     "job_budget",
     "job_fingerprint",
-    "job_id_of",
     "job_preemptable",
     "match_expression",
     "match_label_selector",

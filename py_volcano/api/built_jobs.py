@@ -56,8 +56,7 @@ class BuiltJob:
         """Whether `pods` and `priority` build this job, which no session changed since."""
         return (
             priority == self.priority
-            and len(pods) == len(self.pods)
-            and all(new is old for new, old in zip(pods, self.pods, strict=True))
+            and pods == self.pods
             and job_fingerprint(self.job) == self.fingerprint
         )
 

@@ -35,8 +35,7 @@ class BuiltNode:
         return (
             spec is self.spec
             and self.node.version == self.version
-            and len(pods) == len(self.pods)
-            and all(new is old for new, old in zip(pods, self.pods, strict=True))
+            and pods == self.pods
             and jobs == self.jobs
         )
 

@@ -23,14 +23,9 @@ from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
 from py_volcano.api.results import POD_UNSCHEDULABLE
 from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
 
-__all__ = ["ClusterInfo", "SkippedPod", "job_id_of", "shadow_group_name"]
+__all__ = ["ClusterInfo", "SkippedPod", "shadow_group_name"]
 
 _TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
-
-
-def job_id_of(pod: ParsedPod) -> JobID:
-    """Return the id of the job a pod belongs to: its PodGroup's, else its one-pod group's."""
-    return pod.job_id
 
 
 @dataclass(slots=True, frozen=True)
@@ -142,7 +137,7 @@ class ClusterInfo:
                     continue
             info._add_pod(parsed, scheduler_name, phases, invalid_pod_groups or {}, placed)
             if parsed.group and parsed.scheduler_name != scheduler_name:
-                foreign.add(JobID(f"{parsed.task.namespace}/{parsed.group}"))
+                foreign.add(parsed.job_id)
         info._drop_foreign_jobs(foreign)
         for key, job in info.jobs.items():
             if key not in reused:
@@ -187,8 +182,8 @@ class ClusterInfo:
     ) -> JobInfo | None:
         task = parsed.task
         if parsed.group:
-            key = f"{task.namespace}/{parsed.group}"
-            job = self.jobs.get(JobID(key))
+            key = parsed.job_id
+            job = self.jobs.get(key)
             if job is None:
                 error = invalid_groups.get(key)
                 why = f"PodGroup {key} is invalid: {error}" if error else f"PodGroup {key} not found"
@@ -200,7 +195,7 @@ class ClusterInfo:
                     self.skipped_pods.append(SkippedPod(task.namespace, task.name, task.uid, f"{why}; the pod waits"))
             return job
         name = shadow_group_name(parsed.uid)
-        key = JobID(f"{task.namespace}/{name}")
+        key = parsed.job_id
         phase = shadow_phases.get(key)
         if phase is None:
             phase = PodGroupPhase.RUNNING if task.node_name else PodGroupPhase.PENDING

@@ -22,7 +22,6 @@ from py_volcano.api import (
     PodGroupPhase,
     PodGroupSpec,
     QueueInfo,
-    job_id_of,
 )
 
 __all__ = ["BacklogKeeper"]
@@ -62,7 +61,7 @@ class BacklogKeeper:
             if spec.key in candidates:
                 inputs[spec.key] = [spec, None]
         for pod in pods:
-            job = job_id_of(pod)
+            job = pod.job_id
             if job in candidates:
                 objects = inputs.get(job)
                 if objects is None:

@@ -58,7 +58,7 @@ from py_volcano.api import (
 from py_volcano.cache.backlog_jobs import BacklogKeeper
 from py_volcano.errors import ObjectError
 
-__all__ = ["HYPER_NODES", "KINDS", "NUMATOPOLOGIES", "Changes", "Kind", "Listing", "PodGrouping", "Store", "job_of"]
+__all__ = ["HYPER_NODES", "KINDS", "NUMATOPOLOGIES", "Changes", "Kind", "Listing", "PodGrouping", "Store"]
 
 log = structlog.get_logger(__name__)
 
@@ -173,12 +173,6 @@ def _trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
         "spec": spec,
         "status": trimmed,
     }
-
-
-def job_of(pod: ParsedPod) -> JobID:
-    """Return the id of the job a pod belongs to: its PodGroup's, else its one-pod group's."""
-    namespace = pod.task.namespace
-    return JobID(f"{namespace}/{pod.group}" if pod.group else f"{namespace}/{shadow_group_name(pod.uid)}")
 
 
 class PodGrouping(Protocol):
@@ -302,7 +296,7 @@ class Store:
         """Return the jobs with a pod of this scheduler waiting for a node."""
         ours = self.scheduler_name
         return {
-            job_of(record.spec)
+            record.spec.job_id
             for record in self.records[PODS.name].values()
             if record.spec is not None and not record.spec.task.node_name and record.spec.scheduler_name == ours
         }
@@ -335,7 +329,7 @@ class Store:
         elif kind is PODS:
             for pod in (previous, current):
                 if pod is not None:
-                    changes.jobs.add(job_of(pod))
+                    changes.jobs.add(pod.job_id)
             was = previous.task if previous is not None else None
             now = current.task if current is not None else None
             if was is not None and (now is None or (now.status in _FREEING and was.status not in _FREEING)):
