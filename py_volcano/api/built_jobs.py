@@ -102,6 +102,7 @@ class BuiltJobs:
     def seal(self) -> dict[JobID, BuiltJob]:
         """Close the snapshot: the jobs recorded become the ones the next takes from; return them."""
         for entry in self.kept.values():
-            entry.fingerprint = job_fingerprint(entry.job)
+            if not entry.fingerprint:  # a taken job's was checked as it was taken
+                entry.fingerprint = job_fingerprint(entry.job)
         self.jobs, self.kept = self.kept, {}
         return self.jobs

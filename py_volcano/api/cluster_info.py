@@ -104,10 +104,9 @@ class ClusterInfo:
         jobs = built_jobs if built_jobs is not None else BuiltJobs()
         members: dict[JobID, list[ParsedPod]] = {}
         pods = list(pods)
-        keys = [parsed.job_id for parsed in pods]
-        for parsed, key in zip(pods, keys, strict=True):
+        for parsed in pods:
             if parsed.scheduler_name == scheduler_name:
-                members.setdefault(key, []).append(parsed)
+                members.setdefault(parsed.job_id, []).append(parsed)
         sources: dict[JobID, tuple[PodGroupSpec | ParsedPod, PodGroupPhase | None]] = {}
         taken: set[JobID] = set()
         for spec in pod_groups:
@@ -127,13 +126,18 @@ class ClusterInfo:
                 info._add_job(spec)
         foreign: set[JobID] = set()
         phases = shadow_phases or {}
-        for parsed, key in zip(pods, keys, strict=True):
-            if reused or jobs.jobs:
+        sharing = bool(reused or jobs.jobs)
+        for parsed in pods:
+            key = parsed.job_id
+            if sharing:
                 entry = reused.get(key)
                 if entry is not None:
                     info.jobs.setdefault(entry.job.uid, entry.job)
                     continue
-                if parsed.scheduler_name == scheduler_name and info._take(parsed, key, jobs, taken, phases, placed):
+                if parsed.scheduler_name == scheduler_name and (
+                    key in taken or info._take(parsed, key, jobs, taken, phases)
+                ):
+                    _place(placed, parsed, info.jobs[key].tasks[parsed.task.uid])
                     continue
             info._add_pod(parsed, scheduler_name, phases, invalid_pod_groups or {}, placed)
             if parsed.group and parsed.scheduler_name != scheduler_name:
@@ -226,23 +230,16 @@ class ClusterInfo:
         jobs: BuiltJobs,
         taken: set[JobID],
         shadow_phases: Mapping[JobID, PodGroupPhase],
-        placed: dict[str, list[tuple[ParsedPod, TaskInfo]]],
     ) -> bool:
-        """Place `parsed` (a pod of this scheduler) through the job taken from the snapshot before, if
-        any: its one-pod group is taken here, in its pod's place; return whether it was."""
-        if key not in taken:
-            if parsed.group or parsed.queue not in self.queues:
-                return False
-            job = jobs.take(key, parsed, shadow_phases.get(key), [parsed], parsed.task.priority)
-            if job is None:
-                return False
-            self.jobs[key] = job
-            taken.add(key)
-        task = self.jobs[key].tasks[parsed.task.uid]
-        if task.node_name and task.status not in _TERMINATED:
-            on_node = placed.get(task.node_name)
-            if on_node is not None:
-                on_node.append((parsed, task))
+        """Take the one-pod group of `parsed` (a pod of this scheduler without a PodGroup) from the
+        snapshot before, in its pod's place, if it is unchanged; return whether it was."""
+        if parsed.group or parsed.queue not in self.queues:
+            return False
+        job = jobs.take(key, parsed, shadow_phases.get(key), [parsed], parsed.task.priority)
+        if job is None:
+            return False
+        self.jobs[key] = job
+        taken.add(key)
         return True
 
     def _add_pod(
@@ -259,7 +256,12 @@ class ClusterInfo:
             if job is not None:
                 task.job = job.uid
                 job.add_task(task)
-        if task.node_name and task.status not in _TERMINATED:
-            on_node = placed.get(task.node_name)
-            if on_node is not None:
-                on_node.append((parsed, task))
+        _place(placed, parsed, task)
+
+
+def _place(placed: dict[str, list[tuple[ParsedPod, TaskInfo]]], parsed: ParsedPod, task: TaskInfo) -> None:
+    """Put the task (of pod `parsed`) on its node's list when it holds a node the snapshot has."""
+    if task.node_name and task.status not in _TERMINATED:
+        on_node = placed.get(task.node_name)
+        if on_node is not None:
+            on_node.append((parsed, task))

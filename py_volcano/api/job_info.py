@@ -233,11 +233,11 @@ class PodGroupSpec:
     labels: Mapping[str, str] = field(default_factory=dict)
     network_topology: NetworkTopologySpec | None = None
     """`spec.networkTopology`: the job is placed inside one hypernode (hard) or prefers one (soft)."""
+    key: JobID = field(init=False, repr=False, compare=False)
+    """The job id, `ns/name`."""
 
-    @property
-    def key(self) -> JobID:
-        """Return the job id, `ns/name`."""
-        return JobID(f"{self.namespace}/{self.name}")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", JobID(f"{self.namespace}/{self.name}"))
 
 
 @dataclass(slots=True)
@@ -276,6 +276,7 @@ class JobInfo:
         "pod_group",
         "priority",
         "queue",
+        "scalars",
         "task_min_available",
         "task_status_index",
         "tasks",
@@ -305,6 +306,8 @@ class JobInfo:
         self.version = 0
         """Counts the changes of `tasks` and their statuses: a job built for one snapshot is taken into
         the next only while it is unchanged (`BuiltJobs`)."""
+        self.scalars: frozenset[str] | None = None
+        """The scalar resources the tasks name in their init requests, once `scalar_names` asked."""
 
     def clone(self) -> JobInfo:
         """Return a copy with cloned tasks."""
@@ -324,6 +327,13 @@ class JobInfo:
         self._index(task)
         self.total_request.add(task.resreq)
         self.version += 1
+        self.scalars = None
+
+    def scalar_names(self) -> frozenset[str]:
+        """Return the scalar resources the job's tasks name in their init requests (kept until a task is added)."""
+        if self.scalars is None:
+            self.scalars = frozenset(name for task in self.tasks.values() for name in task.init_resreq.scalars)
+        return self.scalars
 
     def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move the job's copy of `task` (and `task` itself) to `status`, keeping the index and `allocated` right."""

@@ -110,7 +110,7 @@ def note_queue_blockers(
     """Give every job the cycle could not take up for its Queue (missing, invalid, not open) that reason,
     unless the cycle recorded another or backed the job off."""
     for job in jobs:
-        if job.job_fit_error or job.fit_errors or job.uid in skipped or not job.count(TaskStatus.PENDING):
+        if TaskStatus.PENDING not in job.task_status_index or job.job_fit_error or job.fit_errors or job.uid in skipped:
             continue
         blocker = _queue_blocker(job, queues.get(job.queue), invalid)
         if blocker:
@@ -133,10 +133,10 @@ def unschedulable_jobs(
     return {
         job.uid
         for job in jobs
-        if job.uid not in skipped
+        if TaskStatus.PENDING in job.task_status_index
+        and job.uid not in skipped
         and job.uid not in bound
         and statuses[job.uid].unschedulable
-        and job.count(TaskStatus.PENDING)
-        and not job.count(TaskStatus.PIPELINED)
+        and TaskStatus.PIPELINED not in job.task_status_index
     }
 

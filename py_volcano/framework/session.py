@@ -344,8 +344,7 @@ def _scalar_names(cluster: ClusterInfo) -> set[str]:
     backlog = cluster.backlog
     for job in cluster.jobs.values():
         if job.uid not in backlog.entries:
-            for task in job.tasks.values():
-                names.update(task.init_resreq.scalars)
+            names.update(job.scalar_names())
     names.update(backlog.scalar_names())
     return names
 
@@ -417,8 +416,10 @@ def close_session(ssn: Session) -> CycleResult:
             result.pod_groups[job.uid] = entry.status
             continue
         result.pod_groups[job.uid] = _pod_group_status(ssn, job, built.get(job.uid), job.uid in bound)
-        for task in job.tasks_with(TaskStatus.PIPELINED):
-            result.pipelined[task.key] = task.node_name
+        pipelined = job.task_status_index.get(TaskStatus.PIPELINED)
+        if pipelined:
+            for task in pipelined.values():
+                result.pipelined[task.key] = task.node_name
         for uid, errors in job.fit_errors.items():
             failed = job.tasks.get(uid)
             if failed is not None and failed.status is TaskStatus.PENDING:

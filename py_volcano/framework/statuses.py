@@ -41,6 +41,7 @@ __all__ = [
 
 #: Volcano's ScheduledStatus: tasks that are, or were, on a node.
 _SCHEDULED = (TaskStatus.RUNNING, TaskStatus.BOUND, TaskStatus.FAILED, TaskStatus.SUCCEEDED)
+_UNPLACED = (TaskStatus.PENDING, TaskStatus.PIPELINED)
 #: A placed gang is Scheduled, and an Unschedulable condition still True turns False (Volcano leaves it
 #: True; a stale True misleads `kubectl wait` and dashboards).
 _PLACED = (ConditionUpdate(SCHEDULED, "True", GANG_READY), ConditionUpdate(UNSCHEDULABLE, "False", SCHEDULED))
@@ -155,7 +156,7 @@ def pod_waits(jobs: Iterable[JobInfo], statuses: Mapping[JobID, PodGroupStatus])
                 own = job.fit_errors.get(task.uid)
                 message = own.summary() if own is not None else status.unschedulable
                 waits[task.uid] = PodWait(task.namespace, task.name, message)
-        for task in job.tasks_with(TaskStatus.PIPELINED):
+        for task in job.task_status_index.get(TaskStatus.PIPELINED, {}).values():
             pipelined[task.uid] = PodWait(task.namespace, task.name, pipelined_message(task.key, task.node_name))
     waits.update(pipelined)
     return waits
@@ -163,7 +164,14 @@ def pod_waits(jobs: Iterable[JobInfo], statuses: Mapping[JobID, PodGroupStatus])
 
 def unplaced_pods(jobs: Iterable[JobInfo]) -> set[TaskID]:
     """Return every pod still pending or pipelined after the cycle."""
-    return {task.uid for job in jobs for task in job.tasks_with(TaskStatus.PENDING, TaskStatus.PIPELINED)}
+    unplaced: set[TaskID] = set()
+    for job in jobs:
+        index = job.task_status_index
+        for status in _UNPLACED:
+            tasks = index.get(status)
+            if tasks:
+                unplaced.update(tasks)
+    return unplaced
 
 
 def queue_statuses(

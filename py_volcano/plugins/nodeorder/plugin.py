@@ -25,6 +25,7 @@ from py_volcano.plugins.nodeorder.resources import (
     FloatArray,
     IntArray,
     NodeRequests,
+    NodeSums,
     balanced_allocation,
     least_requested,
     most_requested,
@@ -136,7 +137,7 @@ class NodeOrderState:
     def __init__(self, ssn: Session, weights: NodeOrderArgs) -> None:
         self.weights = weights
         self.nodes = ssn.node_list
-        self.requests = NodeRequests(ssn.node_list)
+        self.requests = NodeRequests(ssn.node_list, ssn.memory.recall(NAME, NodeSums))
         self.pods = InterPodAffinity(ssn.node_list)
         self.spread = SpreadScores(ssn.node_list, self.pods)
         self._affinity: dict[object, IntArray] = {}

@@ -29,6 +29,7 @@ __all__ = [
     "FloatArray",
     "IntArray",
     "NodeRequests",
+    "NodeSums",
     "balanced_allocation",
     "least_requested",
     "most_requested",
@@ -151,6 +152,43 @@ def _std_of_present(fractions: FloatArray, present: MaskArray) -> FloatArray:
     return result
 
 
+class NodeSums:
+    """Per node, what its pods request (cpu, memory, gpu, then non-zero cpu and memory), kept from one
+    session to the next: a node is summed again only when it is another object or its tasks changed
+    (`NodeInfo.version`)."""
+
+    __slots__ = ("nodes",)
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, tuple[NodeInfo, int, list[float]]] = {}
+
+    def take(self, nodes: Sequence[NodeInfo]) -> list[list[float]]:
+        """Return the sums of `nodes`, in order, and keep them for the next session."""
+        kept, fresh = self.nodes, {}
+        sums = []
+        for node in nodes:
+            entry = kept.get(node.name)
+            if entry is None or entry[0] is not node or entry[1] != node.version:
+                entry = (node, node.version, _sum_requests(node))
+            fresh[node.name] = entry
+            sums.append(entry[2])
+        self.nodes = fresh
+        return sums
+
+
+def _sum_requests(node: NodeInfo) -> list[float]:
+    total = [0.0] * 5
+    for task in node.tasks.values():
+        cpu, memory, gpu = quantities(task)
+        nz_cpu, nz_memory = non_zero(cpu, memory)
+        total[0] += cpu
+        total[1] += memory
+        total[2] += gpu
+        total[3] += nz_cpu
+        total[4] += nz_memory
+    return total
+
+
 class NodeRequests:
     """Per node: allocatable cpu, memory, gpu; what its pods request, plainly and with non-zero defaults.
 
@@ -160,7 +198,8 @@ class NodeRequests:
 
     __slots__ = ("allocatable", "non_zero", "requested", "rows")
 
-    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+    def __init__(self, nodes: Sequence[NodeInfo], kept: NodeSums | None = None) -> None:
+        """`kept` (the plugin memory's) hands on the sums of nodes no session changed since it took them."""
         count = len(nodes)
         self.rows = {node.name: row for row, node in enumerate(nodes)}
         alloc = [node.allocatable for node in nodes]
@@ -169,17 +208,7 @@ class NodeRequests:
         values[1] = [math.ceil(a.memory) for a in alloc]
         values[2] = [math.ceil(a.scalars.get(GPU, 0.0)) for a in alloc]
         self.allocatable = Allocatable(values)
-        sums = [[0.0] * 5 for _ in range(count)]
-        for row, node in enumerate(nodes):
-            total = sums[row]
-            for task in node.tasks.values():
-                cpu, memory, gpu = quantities(task)
-                nz_cpu, nz_memory = non_zero(cpu, memory)
-                total[0] += cpu
-                total[1] += memory
-                total[2] += gpu
-                total[3] += nz_cpu
-                total[4] += nz_memory
+        sums = (kept if kept is not None else NodeSums()).take(nodes)
         by_column = np.array(sums, dtype=np.float64).reshape(count, 5).T
         self.requested: FloatArray = by_column[:3].copy()
         self.non_zero: FloatArray = by_column[3:].copy()

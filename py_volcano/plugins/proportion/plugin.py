@@ -15,6 +15,7 @@ from py_volcano.api import ZERO, JobID, JobInfo, NodeInfo, QueueFigures, QueueID
 from py_volcano.framework import CycleState, EventHandler, NoArgs, Session
 from py_volcano.plugins.proportion.dry_run import ProportionState, StateRegistry
 from py_volcano.plugins.proportion.queue_attr import (
+    KeptJobSums,
     QueueAttr,
     effective_capability,
     real_capability,
@@ -49,6 +50,7 @@ class QueueShares:
         jobs count through their per-queue sums (all pending: a request, maybe an inqueue reservation)."""
         shares = cls(ssn)
         backlog = ssn.backlog
+        counted: list[tuple[QueueAttr, JobInfo]] = []
         for job in ssn.jobs.values():
             queue = ssn.queues.get(job.queue)
             if queue is None:
@@ -58,12 +60,19 @@ class QueueShares:
                 attr = QueueAttr(queue, total=shares.total, total_guarantee=shares.total_guarantee)
                 shares.attrs[queue.uid] = attr
             if job.uid not in backlog.entries:
+                counted.append((attr, job))
+        per_job = ssn.memory.recall(NAME, KeptJobSums).take(job for _, job in counted)
+        if per_job is None:
+            for attr, job in counted:
                 attr.add_job(job)
-        for queue_id, sums in backlog.queues():
+        else:
+            for (attr, _), job_sums in zip(counted, per_job, strict=True):
+                attr.add_sums(job_sums)
+        for queue_id, queue_sums in backlog.queues():
             attr = shares.attrs.get(queue_id)
             if attr is not None:
-                attr.request.add(sums.request)
-                attr.inqueue.add(sums.inqueue)
+                attr.request.add(queue_sums.request)
+                attr.inqueue.add(queue_sums.inqueue)
         split_deserved(shares.attrs.values(), shares.total)
         shares.dry_runs = StateRegistry({queue_id: attr.allocated for queue_id, attr in shares.attrs.items()})
         return shares

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from py_volcano.api import (
     INFINITY,
     ZERO,
+    JobID,
     JobInfo,
     PodGroupPhase,
     QueueID,
@@ -20,9 +21,10 @@ from py_volcano.api import (
     Resource,
     TaskStatus,
     is_allocated_status,
+    job_fingerprint,
 )
 
-__all__ = ["QueueAttr", "effective_capability", "real_capability", "split_deserved"]
+__all__ = ["JobSums", "KeptJobSums", "QueueAttr", "effective_capability", "real_capability", "split_deserved"]
 
 _INF = float("inf")
 _ALLOCATED = (TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING)
@@ -74,16 +76,15 @@ class QueueAttr:
             elif status is TaskStatus.PENDING:
                 for task in tasks.values():
                     self.request.add(task.resreq)
-        min_resources = job.min_resources
-        # An Inqueue group reserves the part of its minResources its allocated tasks do not hold yet (they
-        # already count in allocated); a Running group too, but only while its allocated tasks reach
-        # minMember (Volcano: a finished Spark driver must not reserve again).
-        if min_resources is not None and (
-            job.phase is PodGroupPhase.INQUEUE
-            or (job.phase is PodGroupPhase.RUNNING and job.count(*_ALLOCATED) >= job.pod_group.min_member)
-        ):
-            self.inqueue.add(min_resources.exceeded_part(job.allocated))
-        self.elastic.add(job.allocated.exceeded_part(min_resources or Resource()))
+        self.inqueue.add(_reserved(job))
+        self.elastic.add(job.allocated.exceeded_part(job.min_resources or Resource()))
+
+    def add_sums(self, sums: JobSums) -> None:
+        """Count a job through its `JobSums` (the same figures as `add_job`)."""
+        self.allocated.add(sums.allocated)
+        self.request.add(sums.request)
+        self.inqueue.add(sums.inqueue)
+        self.elastic.add(sums.elastic)
 
     def update_share(self) -> None:
         """Recompute share: the largest allocated / deserved over the dimensions deserved holds."""
@@ -101,6 +102,76 @@ class QueueAttr:
 
     def __repr__(self) -> str:
         return f"QueueAttr({self.name} deserved <{self.deserved}> allocated <{self.allocated}> share {self.share:.3f})"
+
+
+def _reserved(job: JobInfo) -> Resource:
+    """What the job reserves beyond its allocated tasks: an Inqueue group the part of its minResources
+    they do not hold yet (they already count in allocated); a Running group too, but only while its
+    allocated tasks reach minMember (Volcano: a finished Spark driver must not reserve again)."""
+    min_resources = job.min_resources
+    if min_resources is not None and (
+        job.phase is PodGroupPhase.INQUEUE
+        or (job.phase is PodGroupPhase.RUNNING and job.count(*_ALLOCATED) >= job.pod_group.min_member)
+    ):
+        return min_resources.exceeded_part(job.allocated)
+    return Resource()
+
+
+class JobSums:
+    """What one job adds to its queue's accounting (`QueueAttr.add_job`), summed over its tasks."""
+
+    __slots__ = ("allocated", "elastic", "inqueue", "request", "whole")
+
+    def __init__(self, job: JobInfo) -> None:
+        self.allocated = Resource()
+        self.request = Resource()
+        for status, tasks in job.task_status_index.items():
+            if is_allocated_status(status):
+                for task in tasks.values():
+                    self.allocated.add(task.resreq)
+                    self.request.add(task.resreq)
+            elif status is TaskStatus.PENDING:
+                for task in tasks.values():
+                    self.request.add(task.resreq)
+        self.inqueue = _reserved(job)
+        self.elastic = job.allocated.exceeded_part(job.min_resources or Resource())
+        self.whole = self._integral()
+        """Whether every figure is a whole number: then adding the sums equals adding task by task (in
+        any order, below 2**53), and a queue may count the job through them."""
+
+    def _integral(self) -> bool:
+        return all(
+            resource.milli_cpu.is_integer()
+            and resource.memory.is_integer()
+            and all(value.is_integer() for value in resource.scalars.values())
+            for resource in (self.allocated, self.request, self.inqueue, self.elastic)
+        )
+
+
+class KeptJobSums:
+    """Each job's `JobSums`, kept from one session to the next while the job is the same object and no
+    session changed it (`job_fingerprint`)."""
+
+    __slots__ = ("jobs",)
+
+    def __init__(self) -> None:
+        self.jobs: dict[JobID, tuple[JobInfo, tuple[object, ...], JobSums]] = {}
+
+    def take(self, jobs: Iterable[JobInfo]) -> list[JobSums] | None:
+        """Return the sums of `jobs`, in order, and keep them; None when one is not integral."""
+        kept, fresh = self.jobs, {}
+        sums = []
+        whole = True
+        for job in jobs:
+            fingerprint = job_fingerprint(job)
+            entry = kept.get(job.uid)
+            if entry is None or entry[0] is not job or entry[1] != fingerprint:
+                entry = (job, fingerprint, JobSums(job))
+            whole = whole and entry[2].whole
+            fresh[job.uid] = entry
+            sums.append(entry[2])
+        self.jobs = fresh
+        return sums if whole else None
 
 
 def effective_capability(capability: Resource | None) -> Resource | None:
