@@ -6,14 +6,15 @@ pods that go away between them."""
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from py_volcano.api import ClusterInfo, CycleResult, JobInfo, NodeInfo
+from py_volcano.api import ClusterInfo, CycleResult, JobInfo, NodeInfo, QueueFigures, Resource
 from py_volcano.cache.store import KINDS, Store
-from py_volcano.framework import run_cycle
+from py_volcano.framework import PluginMemory, run_cycle
 from py_volcano.registry import default_registry
 from tests.builders import node, pod
 from tests.unit.framework.test_backoff_equivalence import CONFS, clusters
@@ -42,10 +43,22 @@ def _job_state(job: JobInfo) -> tuple[Any, ...]:
     return (job.uid, fields, repr(job.allocated), repr(job.total_request), tasks, index)
 
 
+def _exact(resource: Resource | None) -> tuple[Any, ...] | None:
+    if resource is None:
+        return None
+    return resource.milli_cpu, resource.memory, sorted(resource.scalars.items())
+
+
+def _exact_figures(figures: QueueFigures) -> tuple[Any, ...]:
+    resources = (figures.allocated, figures.request, figures.deserved, figures.real_capability, figures.inqueue)
+    return (*(_exact(resource) for resource in resources), figures.share, figures.overused)
+
+
 def _decisions(result: CycleResult) -> tuple[Any, ...]:
     binds = sorted((task.key, name) for task, name in result.binds)
     evictions = sorted((task.key, name) for task, name in result.evictions)
-    return binds, evictions, sorted(result.pipelined.items()), result.pod_groups, result.pod_waits
+    queues = {name: _exact_figures(figures) for name, figures in result.queues.items()}
+    return binds, evictions, sorted(result.pipelined.items()), result.pod_groups, result.pod_waits, queues
 
 
 def test_an_unchanged_node_is_the_one_built_before_and_a_changed_one_is_built_again() -> None:
@@ -64,9 +77,11 @@ def test_an_unchanged_node_is_the_one_built_before_and_a_changed_one_is_built_ag
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(objects=clusters(), conf=st.sampled_from(sorted(CONFS)), data=st.data())
 def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str, Any]], conf: str, data: Any) -> None:
-    """Three cycles over a store kept between them and over a fresh store fed the same events: the same
-    decisions and node state each cycle, whether each bind's echo came back and some pods went away."""
+    """Three cycles over a store and plugin memory kept between them and over a fresh store and memory
+    fed the same events: the same decisions, queue figures and node state each cycle, whether each
+    bind's echo came back and some pods went away."""
     kept = Store(scheduler_name="py-volcano")
+    memory = PluginMemory(datetime.now(UTC))
     _feed(kept, objects)
     events: list[tuple[str, dict[str, Any]]] = [("ADDED", obj) for obj in objects]
     pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
@@ -81,7 +96,10 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
         assert before[0] == before[1]
         jobs = [[_job_state(j) for j in s.jobs.values()] for s in snapshots]
         assert jobs[0] == jobs[1]
-        results = [run_cycle(s, CONFS[conf], default_registry()) for s in snapshots]
+        results = [
+            run_cycle(snapshots[0], CONFS[conf], default_registry(), memory=memory),
+            run_cycle(snapshots[1], CONFS[conf], default_registry()),
+        ]
         assert _decisions(results[0]) == _decisions(results[1])
         changes: list[tuple[str, dict[str, Any]]] = []
         for task, node_name in results[0].binds:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from py_volcano.actions import ACTIONS
-from py_volcano.api import JobID, QueueID, QueueInfo, QueueState, Resource, TaskInfo, Vote
+from py_volcano.api import JobID, QueueID, QueueInfo, QueueState, Resource, TaskInfo, TaskStatus, Vote
 from py_volcano.framework import (
     CycleState,
     Registry,
@@ -21,7 +21,7 @@ from py_volcano.framework import (
 )
 from py_volcano.plugins import PLUGINS, proportion
 from py_volcano.plugins.proportion.plugin import STATE_KEY, QueueShares
-from py_volcano.plugins.proportion.queue_attr import QueueAttr, real_capability, split_deserved
+from py_volcano.plugins.proportion.queue_attr import KeptJobSums, QueueAttr, real_capability, split_deserved
 from tests.builders import cluster, node, pod, pod_group, queue
 
 GI = 1024**3
@@ -518,3 +518,21 @@ def test_close_reports_every_queue() -> None:
     assert x.deserved is not None and x.deserved.milli_cpu == 4000
     assert (y.allocated.milli_cpu, y.request.milli_cpu, y.share, y.overused) == (1000, 4000, 0.25, False)
     assert y.real_capability is not None and y.real_capability.milli_cpu == 8000
+
+
+# Sums kept between sessions ---------------------------------------------------------------------
+
+
+def test_a_job_is_summed_again_once_changed_and_a_fractional_one_makes_queues_count_task_by_task() -> None:
+    snapshot = cluster(node(name="n0", cpu="8"), pod(name="a", cpu="1"), pod(name="b", cpu="2", node_name="n0"))
+    kept = KeptJobSums()
+    jobs = list(snapshot.jobs.values())
+    first = kept.take(jobs)
+    assert first is not None and kept.take(jobs) == first  # the same sums, not summed again
+    task = next(iter(jobs[0].tasks.values()))
+    jobs[0].update_task_status(task, TaskStatus.ALLOCATED)  # a session's change
+    again = kept.take(jobs)
+    assert again is not None and again[0] is not first[0] and again[1] is first[1]
+    assert again[0].allocated.milli_cpu == 1000
+    fractional = cluster(pod(name="c", cpu="0.0001"))  # 0.1 milli-CPU: sums could round apart
+    assert kept.take([*jobs, *fractional.jobs.values()]) is None
