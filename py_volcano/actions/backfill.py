@@ -45,7 +45,8 @@ def _jobs_in_order(ssn: Session) -> list[JobInfo]:
     jobs = [
         job
         for job in ssn.jobs.values()
-        if not job.is_pending()
+        if TaskStatus.PENDING in job.task_status_index
+        and not job.is_pending()
         and not ssn.is_backed_off(job)
         and job.queue in ssn.queues
         and any(task.best_effort for task in job.tasks_with(TaskStatus.PENDING))

@@ -68,6 +68,8 @@ class _GroupRecord:
     uid: str
     state: status_diff.GroupState
     status: dict[str, Any]
+    decided: PodGroupStatus | None = None
+    """The cycle's status object diffed; a later cycle handing the same object on needs no new diff."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -228,6 +230,9 @@ class StatusWriter:
         for job_id, status in groups.items():
             if status.shadow:
                 continue
+            record = records.get(job_id)
+            if record is not None and record.decided is status:  # a job the cycle left as it was
+                continue
             state = status_diff.GroupState(
                 phase=status.phase.value,
                 running=status.running,
@@ -235,7 +240,6 @@ class StatusWriter:
                 failed=status.failed,
                 conditions=status.conditions,
             )
-            record = records.get(job_id)
             if record is None or record.uid != status.uid or record.state != state:
                 self._diff_pod_group(job_id, status, state, record, now, seconds)
 
@@ -250,7 +254,7 @@ class StatusWriter:
     ) -> None:
         written = record.status if record is not None and record.uid == status.uid else {}
         diff = status_diff.pod_group_diff(written, status.observed_conditions, state, now)
-        new = _GroupRecord(status.uid, state, diff.status)
+        new = _GroupRecord(status.uid, state, diff.status, status)
         self._groups[job_id] = new
         if diff.patch is None:
             return
