@@ -191,7 +191,7 @@ def _resources(value: object, error: type[ObjectError], name: str, path: str) ->
 def _dict(value: object, error: type[ObjectError], name: str, path: str) -> Mapping[str, Any]:
     if value is None:
         return {}
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):  # JSON gives dicts: skip the ABC check
         raise error(name, path, "expected a map")
     return value
 
@@ -307,7 +307,7 @@ def _containers(spec: Mapping[str, Any], key: str, name: str) -> list[Mapping[st
     containers = spec.get(key)
     if containers is None:
         return []
-    if not isinstance(containers, list) or not all(isinstance(c, Mapping) for c in containers):
+    if not isinstance(containers, list) or not all(type(c) is dict or isinstance(c, Mapping) for c in containers):
         raise InvalidPod(name, f"spec.{key}", "expected a list of containers")
     return containers
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import Decimal, DecimalException
 
@@ -33,6 +34,8 @@ _PATTERN = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)(Ki|Mi|Gi|Ti
 
 def parse_quantity(value: object) -> float:
     """Return the quantity's value in base units (cores, bytes, count); raise ValueError when malformed."""
+    if type(value) is str:
+        return _parse_text(value)
     if isinstance(value, bool):
         raise ValueError(f"not a quantity: {value!r}")
     if isinstance(value, int | float):
@@ -41,6 +44,12 @@ def parse_quantity(value: object) -> float:
         return float(value)
     if not isinstance(value, str):
         raise ValueError(f"not a quantity: {value!r}")
+    return _parse_text(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_text(value: str) -> float:
+    """Parse a quantity string (kept for the few thousand distinct strings a cluster repeats in every pod)."""
     match = _PATTERN.match(value.strip())
     if match is None:
         raise ValueError(f"not a quantity: {value!r}")
