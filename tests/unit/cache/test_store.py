@@ -163,7 +163,7 @@ def test_an_object_no_parser_can_read_is_skipped_and_the_rest_still_scheduled(
 def test_only_what_scheduling_needs_is_kept_of_a_pod(store: Store) -> None:
     """Volumes and container env are dropped from the kept manifest."""
     store.apply_event(PODS, "ADDED", pod("p", rv=10))
-    raw = store.records[PODS.name]["ns/p"].raw
+    raw = store.records[PODS.name]["ns/p"].manifest()
     assert raw is not None
     assert "volumes" not in raw["spec"]
     assert raw["spec"]["containers"] == [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
@@ -268,7 +268,7 @@ def test_the_scheduled_condition_survives_the_trim(store: Store) -> None:
     store.apply_event(PODS, "ADDED", running)
     parsed = store.pod("ns/p")
     assert parsed is not None and parsed.task.scheduled_at == 1704067205.0
-    raw = store.records[PODS.name]["ns/p"].raw
+    raw = store.records[PODS.name]["ns/p"].manifest()
     assert raw is not None and raw["status"] == {
         "phase": "Running",
         "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": "2024-01-01T00:00:05Z"}],
@@ -357,3 +357,18 @@ def test_a_snapshot_lists_pods_in_creation_order_whatever_the_event_order(store:
             PODS, "ADDED", pod(name, rv=10 + index, node="n1", phase="Running", creationTimestamp=created)
         )
     assert [task.name for task in store.snapshot().nodes["n1"].tasks.values()] == ["a", "b", "c"]
+
+
+def test_a_pod_is_read_again_from_its_kept_manifest_when_its_priority_class_arrives(store: Store) -> None:
+    """The kept manifest (compact JSON) is what a PriorityClass change parses again: a pod without
+    spec.priority takes its class's value once the class is known."""
+    waiting = pod("p", rv=10)
+    waiting["spec"]["priorityClassName"] = "high"
+    store.apply_event(PODS, "ADDED", waiting)
+    before = store.pod("ns/p")
+    assert before is not None and before.task.priority == 0
+    assert isinstance(store.records[PODS.name]["ns/p"].raw, bytes)
+    classes = next(kind for kind in KINDS if kind.name == "PriorityClass")
+    store.apply_event(classes, "ADDED", {"metadata": {"name": "high", "resourceVersion": "11"}, "value": 1000})
+    after = store.pod("ns/p")
+    assert after is not None and after.task.priority == 1000 and after.task.priority_class_name == "high"
