@@ -6,6 +6,7 @@ names the object and the field, and never lets a malformed object through half-r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -351,16 +352,29 @@ def _task_status(phase: str, node_name: str, deleting: bool) -> TaskStatus:
     return TaskStatus.UNKNOWN
 
 
+_TOLERATION_FIELDS = ("key", "operator", "value", "effect")
+
+
 def _tolerations(spec: Mapping[str, Any], name: str) -> tuple[Toleration, ...]:
     tolerations = []
     for i, raw in enumerate(_list(spec.get("tolerations"), InvalidPod, name, "spec.tolerations")):
         toleration = _dict(raw, InvalidPod, name, f"spec.tolerations[{i}]")
-        key, operator, value, effect = (
-            _str(toleration.get(field), InvalidPod, name, f"spec.tolerations[{i}].{field}")
-            for field in ("key", "operator", "value", "effect")
-        )
-        tolerations.append(Toleration(key=key, operator=operator or "Equal", value=value, effect=effect))
+        fields = [toleration.get(field) for field in _TOLERATION_FIELDS]
+        if all(field is None or type(field) is str for field in fields):
+            fields = [field or "" for field in fields]
+        else:  # name the field that is not a string
+            fields = [
+                _str(toleration.get(field), InvalidPod, name, f"spec.tolerations[{i}].{field}")
+                for field in _TOLERATION_FIELDS
+            ]
+        tolerations.append(_toleration(*fields))
     return tuple(tolerations)
+
+
+@functools.lru_cache(maxsize=1024)
+def _toleration(key: str, operator: str, value: str, effect: str) -> Toleration:
+    """One Toleration, shared by every pod that carries it (most pods carry the API server's defaults)."""
+    return Toleration(key=key, operator=operator or "Equal", value=value, effect=effect)
 
 
 def _host_ports(containers: list[Mapping[str, Any]], name: str) -> tuple[tuple[str, str, int], ...]:
