@@ -53,6 +53,13 @@ from tests.builders import cluster, node, pod, pod_group, priority_class, queue
             id="pod-huge-cpu",
         ),
         pytest.param(
+            lambda o: parse_pod(o, priority_classes={}),
+            pod(name="p", spec={"tolerations": [{"key": "k"}, {"key": "k", "effect": 5}]}),
+            InvalidPod,
+            "spec.tolerations[1].effect",
+            id="pod-toleration-effect-not-a-string",
+        ),
+        pytest.param(
             parse_node, node(name="n", cpu="1e1000000"), InvalidNode, "status.allocatable.cpu", id="node-huge-cpu"
         ),
         pytest.param(
