@@ -11,16 +11,19 @@ under configuration `token`): a cycle that did not touch the job decides the sam
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
 from py_volcano.api.manifests import ParsedPod
 from py_volcano.api.results import PodGroupStatus
-from py_volcano.api.types import JobID, PodGroupPhase
+from py_volcano.api.types import JobID, PodGroupPhase, TaskStatus
 
-__all__ = ["BuiltJob", "BuiltJobs", "job_fingerprint"]
+__all__ = ["TERMINATED", "BuiltJob", "BuiltJobs", "job_fingerprint"]
 
 Fingerprint = tuple[object, ...]
+#: Statuses of tasks that hold no node (their pods are on no node's list).
+TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
 def job_fingerprint(job: JobInfo) -> Fingerprint:
@@ -49,6 +52,8 @@ class BuiltJob:
     pods: list[ParsedPod]
     priority: int
     fingerprint: Fingerprint
+    nodes: frozenset[str] = frozenset()
+    """The nodes its tasks held in the snapshot that built it (`BuiltNodes.build_changed`)."""
     status: PodGroupStatus | None = None
     token: object = None
 
@@ -97,7 +102,14 @@ class BuiltJobs:
         kept = self.kept.get(job.uid)
         if kept is not None and kept.job is job:
             return
-        self.kept[job.uid] = BuiltJob(job, source, phase, pods, job.priority, ())
+        nodes = frozenset(
+            task.node_name for task in job.tasks.values() if task.node_name and task.status not in TERMINATED
+        )
+        self.kept[job.uid] = BuiltJob(job, source, phase, pods, job.priority, (), nodes)
+
+    def touched(self, taken: Collection[JobID]) -> set[str]:
+        """The nodes whose tasks the last snapshot's jobs held, of the jobs not in `taken`."""
+        return {node for key, entry in self.jobs.items() if key not in taken for node in entry.nodes}
 
     def seal(self) -> dict[JobID, BuiltJob]:
         """Close the snapshot: the jobs recorded become the ones the next takes from; return them."""

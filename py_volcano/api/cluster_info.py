@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from py_volcano.api.backlog import Backlog
-from py_volcano.api.built_jobs import BuiltJob, BuiltJobs
+from py_volcano.api.built_jobs import TERMINATED, BuiltJob, BuiltJobs
 from py_volcano.api.built_nodes import BuiltNodes
 from py_volcano.api.hypernodes import HyperNodeTopology
 from py_volcano.api.job_info import JobInfo, PodGroupSpec, TaskInfo
@@ -25,7 +25,6 @@ from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
 
 __all__ = ["ClusterInfo", "SkippedPod", "shadow_group_name"]
 
-_TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
 @dataclass(slots=True, frozen=True)
@@ -127,6 +126,8 @@ class ClusterInfo:
         foreign: set[JobID] = set()
         phases = shadow_phases or {}
         sharing = bool(reused or jobs.jobs)
+        nodes_built = built_nodes if built_nodes is not None else BuiltNodes()
+        in_place = sharing and nodes_built.covers(node_specs)  # a taken job's pods sit where they sat
         for parsed in pods:
             key = parsed.job_id
             if sharing:
@@ -137,18 +138,23 @@ class ClusterInfo:
                 if parsed.scheduler_name == scheduler_name and (
                     key in taken or info._take(parsed, key, jobs, taken, phases)
                 ):
-                    _place(placed, parsed, info.jobs[key].tasks[parsed.task.uid])
+                    if not in_place:
+                        _place(placed, parsed, info.jobs[key].tasks[parsed.task.uid])
                     continue
             info._add_pod(parsed, scheduler_name, phases, invalid_pod_groups or {}, placed)
             if parsed.group and parsed.scheduler_name != scheduler_name:
                 foreign.add(parsed.job_id)
         info._drop_foreign_jobs(foreign)
+        touched = jobs.touched(taken) if in_place else set()
         for key, job in info.jobs.items():
             if key not in reused:
                 source, phase = sources.get(key) or (members[key][0], phases.get(key))
                 jobs.record(job, source, phase, members.get(key, []))
         info.built_jobs = jobs.seal()
-        info.nodes = (built_nodes if built_nodes is not None else BuiltNodes()).build(node_specs, placed)
+        if in_place:
+            info.nodes = nodes_built.build_changed(node_specs, placed, info.jobs, taken, touched)
+        else:
+            info.nodes = nodes_built.build(node_specs, placed, info.jobs)
         if backlog is not None:
             info.backlog = backlog
         return info
@@ -261,7 +267,7 @@ class ClusterInfo:
 
 def _place(placed: dict[str, list[tuple[ParsedPod, TaskInfo]]], parsed: ParsedPod, task: TaskInfo) -> None:
     """Put the task (of pod `parsed`) on its node's list when it holds a node the snapshot has."""
-    if task.node_name and task.status not in _TERMINATED:
+    if task.node_name and task.status not in TERMINATED:
         on_node = placed.get(task.node_name)
         if on_node is not None:
             on_node.append((parsed, task))

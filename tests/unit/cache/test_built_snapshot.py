@@ -74,6 +74,23 @@ def test_an_unchanged_node_is_the_one_built_before_and_a_changed_one_is_built_ag
     assert third.nodes["n1"] is not second.nodes["n1"] and not third.nodes["n1"].tasks
 
 
+def test_a_node_is_looked_at_again_when_it_held_a_pod_of_no_job_or_a_job_not_taken() -> None:
+    """Pods of taken jobs are not placed again; a node that held another scheduler's pod, or a pod of a
+    job the next snapshot builds again, still loses that pod when it goes."""
+    store = Store(scheduler_name="py-volcano")
+    ours, foreign = pod(name="a", node_name="n0"), pod(name="f", node_name="n0", scheduler="other")
+    rebuilt = pod(name="b", node_name="n1")
+    _feed(store, [node(name="n0", cpu="8"), node(name="n1", cpu="8"), ours, foreign, rebuilt])
+    store.snapshot()
+    second = store.snapshot()
+    assert second.nodes["n0"].tasks.keys() == store.snapshot().nodes["n0"].tasks.keys()
+    store.apply_event(_KINDS["Pod"], "DELETED", foreign)
+    store.apply_event(_KINDS["Pod"], "DELETED", rebuilt)
+    third = store.snapshot()
+    assert [task.name for task in third.nodes["n0"].tasks.values()] == ["a"]
+    assert not third.nodes["n1"].tasks
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(objects=clusters(), conf=st.sampled_from(sorted(CONFS)), data=st.data())
 def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str, Any]], conf: str, data: Any) -> None:
