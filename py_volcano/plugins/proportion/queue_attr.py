@@ -83,8 +83,10 @@ class QueueAttr:
         """Count a job through its `JobSums` (the same figures as `add_job`)."""
         self.allocated.add(sums.allocated)
         self.request.add(sums.request)
-        self.inqueue.add(sums.inqueue)
-        self.elastic.add(sums.elastic)
+        if sums.inqueue is not None:
+            self.inqueue.add(sums.inqueue)
+        if sums.elastic is not None:
+            self.elastic.add(sums.elastic)
 
     def update_share(self) -> None:
         """Recompute share: the largest allocated / deserved over the dimensions deserved holds."""
@@ -125,16 +127,20 @@ class JobSums:
     def __init__(self, job: JobInfo) -> None:
         self.allocated = Resource()
         self.request = Resource()
+        pending = False
         for status, tasks in job.task_status_index.items():
             if is_allocated_status(status):
                 for task in tasks.values():
                     self.allocated.add(task.resreq)
                     self.request.add(task.resreq)
             elif status is TaskStatus.PENDING:
+                pending = True
                 for task in tasks.values():
                     self.request.add(task.resreq)
-        self.inqueue = _reserved(job)
-        self.elastic = job.allocated.exceeded_part(job.min_resources or Resource())
+        if not pending:  # the same additions: one object for both (a kept job costs less memory)
+            self.request = self.allocated
+        self.inqueue = _unless_empty(_reserved(job))
+        self.elastic = _unless_empty(job.allocated.exceeded_part(job.min_resources or Resource()))
         self.whole = self._integral()
         """Whether every figure is a whole number: then adding the sums equals adding task by task (in
         any order, below 2**53), and a queue may count the job through them."""
@@ -145,7 +151,13 @@ class JobSums:
             and resource.memory.is_integer()
             and all(value.is_integer() for value in resource.scalars.values())
             for resource in (self.allocated, self.request, self.inqueue, self.elastic)
+            if resource is not None
         )
+
+
+def _unless_empty(resource: Resource) -> Resource | None:
+    """None for a resource with no dimension at all (adding it changes nothing), else the resource."""
+    return None if resource.milli_cpu == 0 and resource.memory == 0 and not resource.scalars else resource
 
 
 class KeptJobSums:
