@@ -26,7 +26,6 @@ from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
 __all__ = ["ClusterInfo", "SkippedPod", "shadow_group_name"]
 
 
-
 @dataclass(slots=True, frozen=True)
 class SkippedPod:
     """A pod of this scheduler that no cycle can take up, and its PodScheduled=False reason and message."""
