@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import structlog
@@ -21,31 +22,46 @@ log = structlog.get_logger(__name__)
 GONE = 410
 
 
-async def list_pages(client: ApiClient, kind: Kind, *, page_size: int) -> AsyncIterator[tuple[list[Any], int]]:
+async def list_pages(client: ApiClient, kind: Kind, *, page_size: int) -> AsyncGenerator[tuple[list[Any], int], None]:
     """LIST every object of `kind`; yield each page with the LIST's resourceVersion.
 
-    A kind the API server does not serve (CRD not installed) yields one empty page at the newest version,
-    so its records all go. A continue token that expired starts the LIST over (pages already yielded come
-    again, which reconciling tolerates). ApiError when the LIST fails.
+    The next page is asked for before a page is yielded, so the API server prepares it while the caller
+    reads this one. A kind the API server does not serve (CRD not installed) yields one empty page at
+    the newest version, so its records all go. A continue token that expired starts the LIST over (pages
+    already yielded come again, which reconciling tolerates). ApiError when the LIST fails.
     """
-    version, token = 0, ""
-    while True:
+
+    def ask(token: str) -> asyncio.Task[tuple[int, Any]]:
         params = {"limit": str(page_size)} | ({"continue": token} if token else {})
-        status, body = await client.request("GET", kind.list_path, params=params)
-        if status == 404 and not token:
-            log.warning("kind_not_served", kind=kind.name, path=kind.list_path)
-            yield [], sys.maxsize
-            return
-        if status == GONE and token:
-            version, token = 0, ""
-            continue
-        if status != 200 or not isinstance(body, dict):
-            raise api_failure(ApiError, f"list {kind.plural}", status=status, body=body)
-        version = version or resource_version(body)
-        token = str((body.get("metadata") or {}).get("continue") or "")
-        yield body.get("items") or [], version
-        if not token:
-            return
+        return asyncio.ensure_future(client.request("GET", kind.list_path, params=params))
+
+    version, token = 0, ""
+    pending = ask(token)
+    try:
+        while True:
+            status, body = await pending
+            if status == 404 and not token:
+                log.warning("kind_not_served", kind=kind.name, path=kind.list_path)
+                yield [], sys.maxsize
+                return
+            if status == GONE and token:
+                version, token = 0, ""
+                pending = ask(token)
+                continue
+            if status != 200 or not isinstance(body, dict):
+                raise api_failure(ApiError, f"list {kind.plural}", status=status, body=body)
+            version = version or resource_version(body)
+            token = str((body.get("metadata") or {}).get("continue") or "")
+            if token:
+                pending = ask(token)
+            yield body.get("items") or [], version
+            if not token:
+                return
+    finally:  # a caller that stops early leaves no request behind, and no failure unread
+        if not pending.done():
+            pending.cancel()
+        elif not pending.cancelled():
+            pending.exception()
 
 
 async def relist(client: ApiClient, store: Store, kind: Kind, *, page_size: int) -> int:
