@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import operator
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +56,7 @@ from py_volcano.api import (
     shadow_group_name,
 )
 from py_volcano.cache.backlog_jobs import BacklogKeeper
+from py_volcano.cache.pod_order import PodOrder
 from py_volcano.errors import ObjectError
 
 __all__ = ["HYPER_NODES", "KINDS", "NUMATOPOLOGIES", "Changes", "Kind", "Listing", "PodGrouping", "Store"]
@@ -237,8 +237,6 @@ class Pending:
     """Pod annotations the bind writes first (deviceshare's devices), shown on the assumed pod meanwhile."""
 
 
-#: A pod's place in a snapshot (`ParsedPod.order`).
-_ORDER = operator.attrgetter("order")
 
 
 class Store:
@@ -265,6 +263,7 @@ class Store:
         self.backlog = BacklogKeeper()
         self.built_nodes = BuiltNodes()  # the last snapshot's nodes, taken into the next while unchanged
         self.built_jobs = BuiltJobs()  # and its jobs
+        self.pod_order = PodOrder()  # the usable pods in snapshot order
         self.node_usage: dict[str, NodeUsage] = {}
         """Measured load per node name, written by the metrics poller (cache/node_usage.py)."""
         self.shard_nodes: frozenset[str] | None = None
@@ -369,6 +368,8 @@ class Store:
         record = Record(version=version, uid=uid, spec=None, raw=raw)
         self.records[kind.name][key] = record
         self._parse(kind, key, record, obj, previous.error if previous else "")
+        if kind is PODS:
+            self._reorder(key, previous.spec if previous is not None else None, record.spec)
         if kind is NODES and previous is not None and _same_node(previous.spec, record.spec):
             return  # a heartbeat: only what the scheduler does not read changed
         self.touch()
@@ -421,15 +422,28 @@ class Store:
 
     def _reparse_pods(self) -> None:
         """Re-read every pod: a pod without spec.priority takes its value from its PriorityClass."""
-        for key, record in self.records[PODS.name].items():
+        records = self.records[PODS.name]
+        for key, record in records.items():
             manifest = record.manifest()
             if manifest is not None:
                 self._parse(PODS, key, record, manifest, record.error)
+        self.pod_order.reset((record.spec.order, key) for key, record in records.items() if record.spec is not None)
+
+    def _reorder(self, key: str, previous: ParsedPod | None, current: ParsedPod | None) -> None:
+        """Keep `pod_order` current for a pod parsed before and after a change (None: absent or unusable)."""
+        if previous is not None and current is not None and previous.order == current.order:
+            return
+        if previous is not None:
+            self.pod_order.remove(previous.order, key)
+        if current is not None:
+            self.pod_order.add(current.order, key)
 
     def _drop(self, kind: Kind, key: str) -> None:
         record = self.records[kind.name].pop(key, None)
         self.unusable[kind.name].pop(key, None)
         self.touch()
+        if kind is PODS and record is not None:
+            self._reorder(key, record.spec, None)
         if record is not None:
             self._note_change(kind, record.spec, None)
         if kind is PODS:
@@ -573,10 +587,9 @@ class Store:
         while their owner asks for a gang (no gang is placed pod by pod meanwhile)."""
         pods: list[ParsedPod] = []
         holds = self.grouping.holds if self.grouping is not None else None
-        for key, record in self.records[PODS.name].items():
-            parsed: ParsedPod | None = record.spec
-            if parsed is None:
-                continue
+        records = self.records[PODS.name]
+        for key in self.pod_order.ordered():
+            parsed: ParsedPod = records[key].spec
             assumed = self.assumed.get(key)
             if holds is not None and parsed.owner is not None and assumed is None and holds(parsed):
                 continue
@@ -617,7 +630,7 @@ class Store:
         quotas: list[ResourceQuotaSpec] = sorted(
             self.specs(RESOURCE_QUOTAS), key=lambda quota: (quota.namespace, quota.name)
         )
-        pods = sorted(self._pods(), key=_ORDER)
+        pods = self._pods()
         groups = sorted(self._pod_groups(), key=lambda group: (group.creation, group.key))
         shared, inputs = self.backlog.prepare(
             backlog, token=token, pods=pods, groups=groups, queues=queues, shadow_phases=self.shadow_phases
