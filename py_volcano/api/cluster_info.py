@@ -88,7 +88,8 @@ class ClusterInfo:
         or pod that names one is told why it waits. Every job of `backlog` is taken as it is, in the place
         its PodGroup (or, for a pod without one, its pod) has in the listing; its pods are not read again.
         `built_nodes` and `built_jobs` (the store's, kept from snapshot to snapshot) build the nodes and
-        jobs; fresh ones build them all.
+        jobs; fresh ones build them all. `pods` come in listing order (`ParsedPod.order`): a node looked at
+        again merges its kept pods and the newly placed ones in that order (`BuiltNodes.build_changed`).
         """
         info = cls(priority_classes=dict(priority_classes), pdbs=list(pdbs), resource_quotas=list(resource_quotas))
         info.skipped_pods = list(skipped_pods)

@@ -68,14 +68,7 @@ class QueueAttr:
 
     def add_job(self, job: JobInfo) -> None:
         """Count a job: its placed and pending tasks, its admission reservation and its elastic part."""
-        for status, tasks in job.task_status_index.items():
-            if is_allocated_status(status):
-                for task in tasks.values():
-                    self.allocated.add(task.resreq)
-                    self.request.add(task.resreq)
-            elif status is TaskStatus.PENDING:
-                for task in tasks.values():
-                    self.request.add(task.resreq)
+        _add_tasks(job, self.allocated, self.request)
         self.inqueue.add(_reserved(job))
         self.elastic.add(job.allocated.exceeded_part(job.min_resources or Resource()))
 
@@ -106,6 +99,22 @@ class QueueAttr:
         return f"QueueAttr({self.name} deserved <{self.deserved}> allocated <{self.allocated}> share {self.share:.3f})"
 
 
+def _add_tasks(job: JobInfo, allocated: Resource, request: Resource) -> bool:
+    """Add the job's placed tasks to `allocated` and `request` and its pending ones to `request`, task by
+    task in status-index order (Volcano's order); return whether a task is pending."""
+    pending = False
+    for status, tasks in job.task_status_index.items():
+        if is_allocated_status(status):
+            for task in tasks.values():
+                allocated.add(task.resreq)
+                request.add(task.resreq)
+        elif status is TaskStatus.PENDING:
+            pending = True
+            for task in tasks.values():
+                request.add(task.resreq)
+    return pending
+
+
 def _reserved(job: JobInfo) -> Resource:
     """What the job reserves beyond its allocated tasks: an Inqueue group the part of its minResources
     they do not hold yet (they already count in allocated); a Running group too, but only while its
@@ -127,17 +136,7 @@ class JobSums:
     def __init__(self, job: JobInfo) -> None:
         self.allocated = Resource()
         self.request = Resource()
-        pending = False
-        for status, tasks in job.task_status_index.items():
-            if is_allocated_status(status):
-                for task in tasks.values():
-                    self.allocated.add(task.resreq)
-                    self.request.add(task.resreq)
-            elif status is TaskStatus.PENDING:
-                pending = True
-                for task in tasks.values():
-                    self.request.add(task.resreq)
-        if not pending:  # the same additions: one object for both (a kept job costs less memory)
+        if not _add_tasks(job, self.allocated, self.request):  # the same additions: one object for both
             self.request = self.allocated
         self.inqueue = _unless_empty(_reserved(job))
         self.elastic = _unless_empty(job.allocated.exceeded_part(job.min_resources or Resource()))
