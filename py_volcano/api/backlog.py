@@ -104,12 +104,7 @@ class Backlog:
     def scalar_names(self) -> frozenset[str]:
         """Return the scalar resources the backlog's tasks name in their init requests."""
         if self._scalars is None:
-            self._scalars = frozenset(
-                name
-                for entry in self.entries.values()
-                for task in entry.job.tasks.values()
-                for name in task.init_resreq.scalars
-            )
+            self._scalars = frozenset().union(*(entry.job.scalar_names() for entry in self.entries.values()))
         return self._scalars
 
     def _recount(self) -> None:

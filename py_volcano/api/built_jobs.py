@@ -17,13 +17,11 @@ from dataclasses import dataclass
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
 from py_volcano.api.manifests import ParsedPod
 from py_volcano.api.results import PodGroupStatus
-from py_volcano.api.types import JobID, PodGroupPhase, TaskStatus
+from py_volcano.api.types import TERMINATED, JobID, PodGroupPhase
 
-__all__ = ["TERMINATED", "BuiltJob", "BuiltJobs", "job_fingerprint"]
+__all__ = ["BuiltJob", "BuiltJobs", "job_fingerprint"]
 
 Fingerprint = tuple[object, ...]
-#: Statuses of tasks that hold no node (their pods are on no node's list).
-TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
 def job_fingerprint(job: JobInfo) -> Fingerprint:

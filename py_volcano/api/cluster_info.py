@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from py_volcano.api.backlog import Backlog
-from py_volcano.api.built_jobs import TERMINATED, BuiltJob, BuiltJobs
+from py_volcano.api.built_jobs import BuiltJob, BuiltJobs
 from py_volcano.api.built_nodes import BuiltNodes
 from py_volcano.api.hypernodes import HyperNodeTopology
 from py_volcano.api.job_info import JobInfo, PodGroupSpec, TaskInfo
@@ -21,7 +21,7 @@ from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, Reso
 from py_volcano.api.node_info import NodeInfo, NodeSpec
 from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
 from py_volcano.api.results import POD_UNSCHEDULABLE
-from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
+from py_volcano.api.types import TERMINATED, JobID, PodGroupPhase, QueueID, TaskStatus
 
 __all__ = ["ClusterInfo", "SkippedPod", "shadow_group_name"]
 

@@ -8,11 +8,10 @@ from collections.abc import Iterable
 
 from py_volcano.api.job_info import TaskInfo
 from py_volcano.api.manifests import PdbSpec
-from py_volcano.api.types import TaskID, TaskStatus
+from py_volcano.api.types import TERMINATED, TaskID, TaskStatus
 
 __all__ = ["disruptions_allowed", "scaled"]
 
-_TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
 def disruptions_allowed(pdb: PdbSpec, members: Iterable[TaskInfo], before: frozenset[TaskID]) -> int | None:
@@ -24,7 +23,7 @@ def disruptions_allowed(pdb: PdbSpec, members: Iterable[TaskInfo], before: froze
     """
     if pdb.disruptions_allowed is not None:
         return max(pdb.disruptions_allowed, 0)
-    live = [task for task in members if task.status not in _TERMINATED and task.uid not in before]
+    live = [task for task in members if task.status not in TERMINATED and task.uid not in before]
     # Running pods stand for the controller's healthy ones; pods evicted earlier this cycle still are.
     healthy = sum(1 for task in live if task.status in (TaskStatus.RUNNING, TaskStatus.RELEASING))
     expected = len(live)

@@ -6,6 +6,7 @@ from enum import Enum, IntEnum
 from typing import NewType
 
 __all__ = [
+    "TERMINATED",
     "JobID",
     "PodGroupPhase",
     "QueueID",
@@ -39,6 +40,8 @@ class TaskStatus(Enum):
 
 _ALLOCATED = frozenset({TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED})
 _PREEMPTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
+#: Statuses of tasks that finished: they hold no node (their pods are on no node's list).
+TERMINATED = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED})
 
 
 def is_allocated_status(status: TaskStatus) -> bool:
