@@ -264,9 +264,10 @@ def _cycle(
 
         skip: frozenset[JobID] = clock.part("backoff", backed_off)
         gc.disable()
-        shared = skip if shares_backlog(conf) else frozenset()
-        snapshot = clock.part("snapshot", lambda: store.snapshot(backlog=shared, token=conf))
-        jobs = len(snapshot.jobs)
+        sharing = shares_backlog(conf)
+        shared = skip if sharing else frozenset()
+        snapshot = clock.part("snapshot", lambda: store.snapshot(backlog=shared, token=conf, settle=sharing))
+        jobs = len(snapshot.jobs) + len(snapshot.settled)
         now = datetime.now().astimezone()
         result: CycleResult = clock.part(
             "cycle",

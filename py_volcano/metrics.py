@@ -16,6 +16,7 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import structlog
 from aiohttp import web
@@ -33,7 +34,7 @@ from prometheus_client import (
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from py_volcano.api import ClusterInfo, CycleResult, JobID, QueueFigures, QueueStatus, Resource
+from py_volcano.api import ClusterInfo, CycleResult, JobID, JobInfo, QueueFigures, QueueStatus, Resource
 from py_volcano.errors import ConfigError
 from py_volcano.framework import SchedulerConf
 
@@ -78,6 +79,11 @@ class _Shares:
     def __init__(self, total: Resource) -> None:
         self.cpu, self.memory = total.milli_cpu, total.memory
         self.scalars = [(name, value) for name, value in total.scalars.items() if value > 0]
+
+    @property
+    def total(self) -> tuple[object, ...]:
+        """The total the shares are taken against, comparable with another's."""
+        return self.cpu, self.memory, tuple(self.scalars)
 
     def of(self, used: Resource) -> float:
         """Return the dominant share of `used`."""
@@ -311,6 +317,7 @@ class Metrics:
         registry.register(self._last_cycle)
         self._exposed = _Exposed(registry)
         self._jobs: dict[JobID, _JobRecord] = {}
+        self._settled_total: tuple[object, ...] = ()
         self._preemption_attempts = 0
         self._unsupported = Gauge(
             "volcano_config_unsupported",
@@ -353,16 +360,22 @@ class Metrics:
         )
 
     def _observe_jobs(self, result: CycleResult, cluster: ClusterInfo, shares: _Shares) -> dict[str, Resource]:
-        """Update every job's record (a job gone loses its record); return each namespace's allocated."""
+        """Update every job's record (a job gone loses its record); return each namespace's allocated.
+
+        A settled job (`ClusterInfo.settled`: every task running, no cycle changes it) keeps its record;
+        its share is recomputed when the cluster's total changes."""
         now = self.clock()
-        old = self._jobs
-        jobs: dict[JobID, _JobRecord] = {}
+        jobs = dict(self._jobs)  # a scrape may be reading the last ones
+        settled = cluster.settled.entries
+        for gone in jobs.keys() - cluster.jobs.keys() - settled.keys():
+            del jobs[gone]
         namespaces: dict[str, Resource] = {}
         backlog = cluster.backlog.entries
         idle = shares.of(Resource())
         for uid, job in cluster.jobs.items():
-            record = old.get(uid) or _JobRecord(job.name, str(job.queue), job.namespace, start=job.creation)
-            jobs[uid] = record
+            record = jobs.get(uid)
+            if record is None:
+                record = jobs[uid] = _JobRecord(job.name, str(job.queue), job.namespace, start=job.creation)
             if uid in backlog:  # every task pending: nothing allocated, nothing ready
                 record.share, record.unready = idle, max(0, job.min_available)
                 if record.unready:
@@ -378,6 +391,19 @@ class Metrics:
             if used is None:
                 used = namespaces[job.namespace] = Resource()
             used.add(job.allocated)
+        fresh = list(settled.keys() - jobs.keys()) if shares.total == self._settled_total else list(settled)
+        self._settled_total = shares.total
+        for uid in fresh:  # every task runs: ready
+            job = settled[uid].job
+            record = jobs.get(uid)
+            if record is None:
+                record = jobs[uid] = _JobRecord(job.name, str(job.queue), job.namespace, start=job.creation)
+            record.share, record.unready = shares.of(job.allocated), 0
+        for namespace, (_, (allocated,)) in cluster.settled.sums("metrics", _namespace, _allocated).items():
+            used = namespaces.get(cast(str, namespace))
+            if used is None:
+                used = namespaces[cast(str, namespace)] = Resource()
+            used.add(allocated)
         for task, _node in result.binds:
             if task.creation:
                 self._assumed.observe(max(0.0, now - task.creation) * 1000)
@@ -432,9 +458,7 @@ def split_address(listen_address: str, *, flag: str = "--listen-address") -> tup
     return host.strip("[]") or None, int(port)
 
 
-async def serve(
-    metrics: Metrics, listen_address: str, *, ready: Callable[[], bool], with_metrics: bool = True
-) -> None:
+async def serve(metrics: Metrics, listen_address: str, *, ready: Callable[[], bool], with_metrics: bool = True) -> None:
     """Serve /healthz, /readyz and (`with_metrics`) /metrics over plain HTTP on `listen_address` until
     cancelled; without `with_metrics`, /metrics is served by serving.serve_secure only.
 
@@ -465,10 +489,16 @@ async def serve(
         try:
             await web.TCPSite(runner, host, port).start()
         except OSError as exc:
-            raise ConfigError(
-                f"--listen-address {listen_address!r}: cannot listen: {exc.strerror or exc}"
-            ) from exc
+            raise ConfigError(f"--listen-address {listen_address!r}: cannot listen: {exc.strerror or exc}") from exc
         log.info("metrics_serving", address=listen_address)
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()
+
+
+def _namespace(job: JobInfo) -> str:
+    return job.namespace
+
+
+def _allocated(job: JobInfo) -> tuple[Resource | None, ...]:
+    return (job.allocated,)

@@ -459,9 +459,9 @@ class Runner:
         backed_off, others = self._backed_off(conf), self._other_shards_jobs()
         skip = backed_off | others
         with _collector_paused():
-            shared = skip if shares_backlog(conf) else frozenset()  # docs/semantics.md, "Backoff of unschedulable jobs"
-            snapshot = self.store.snapshot(backlog=shared, token=conf)
-            jobs, nodes = len(snapshot.jobs), len(snapshot.nodes)
+            sharing = shares_backlog(conf)  # docs/semantics.md, "Backoff of unschedulable jobs", "Settled jobs"
+            snapshot = self.store.snapshot(backlog=skip if sharing else frozenset(), token=conf, settle=sharing)
+            jobs, settled, nodes = len(snapshot.jobs), len(snapshot.settled), len(snapshot.nodes)
             began = time.perf_counter()
             result = await asyncio.to_thread(
                 run_cycle,
@@ -488,6 +488,7 @@ class Runner:
             "cycle_done",
             cycle=number,
             jobs=jobs,
+            settled=settled,
             nodes=nodes,
             binds=len(result.binds),
             evictions=len(result.evictions),

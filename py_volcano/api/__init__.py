@@ -98,6 +98,7 @@ from py_volcano.api.selectors import (
     match_node_selector_term,
     pod_affinity_terms,
 )
+from py_volcano.api.settled import Settled, SettledSums
 from py_volcano.api.topology_spread import HOSTNAME_LABEL, TopologySpreadConstraint
 from py_volcano.api.types import (
     JobID,
@@ -196,6 +197,8 @@ __all__ = [
     "QueueStatus",
     "Resource",
     "ResourceQuotaSpec",
+    "Settled",
+    "SettledSums",
     "SkippedPod",
     "Taint",
     "TaskID",

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
 from py_volcano.api.manifests import ParsedPod
 from py_volcano.api.results import PodGroupStatus
+from py_volcano.api.settled import whole
 from py_volcano.api.types import TERMINATED, JobID, PodGroupPhase
 
 __all__ = ["BuiltJob", "BuiltJobs", "job_fingerprint"]
@@ -54,13 +55,17 @@ class BuiltJob:
     """The nodes its tasks held in the snapshot that built it (`BuiltNodes.build_changed`)."""
     status: PodGroupStatus | None = None
     token: object = None
+    whole: bool = False
+    """Whether every figure the job adds is a whole number (`api.settled.whole`)."""
+    settled: bool = False
+    """Whether the last snapshot left the job out of its session (`api.Settled`): no session changed it."""
 
     def unchanged(self, pods: list[ParsedPod], priority: int) -> bool:
         """Whether `pods` and `priority` build this job, which no session changed since."""
         return (
             priority == self.priority
             and pods == self.pods
-            and job_fingerprint(self.job) == self.fingerprint
+            and (self.settled or job_fingerprint(self.job) == self.fingerprint)
         )
 
     def decided(self, token: object) -> PodGroupStatus | None:
@@ -94,8 +99,9 @@ class BuiltJobs:
         self.kept[key] = last
         return last.job
 
-    def record(self, job: JobInfo, source: PodGroupSpec | ParsedPod, phase: PodGroupPhase | None,
-               pods: list[ParsedPod]) -> None:
+    def record(
+        self, job: JobInfo, source: PodGroupSpec | ParsedPod, phase: PodGroupPhase | None, pods: list[ParsedPod]
+    ) -> None:
         """Note a job the snapshot being built holds (taken or built)."""
         kept = self.kept.get(job.uid)
         if kept is not None and kept.job is job:
@@ -103,7 +109,7 @@ class BuiltJobs:
         nodes = frozenset(
             task.node_name for task in job.tasks.values() if task.node_name and task.status not in TERMINATED
         )
-        self.kept[job.uid] = BuiltJob(job, source, phase, pods, job.priority, (), nodes)
+        self.kept[job.uid] = BuiltJob(job, source, phase, pods, job.priority, (), nodes, whole=whole(job))
 
     def touched(self, taken: Collection[JobID]) -> set[str]:
         """The nodes whose tasks the last snapshot's jobs held, of the jobs not in `taken`."""

@@ -21,6 +21,7 @@ from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, Reso
 from py_volcano.api.node_info import NodeInfo, NodeSpec
 from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
 from py_volcano.api.results import POD_UNSCHEDULABLE
+from py_volcano.api.settled import Settled, settles
 from py_volcano.api.types import TERMINATED, JobID, PodGroupPhase, QueueID, TaskStatus
 
 __all__ = ["ClusterInfo", "SkippedPod", "shadow_group_name"]
@@ -60,6 +61,10 @@ class ClusterInfo:
     """The nodes this instance may place pods on (its NodeShard's `spec.nodesDesired`); None: every node."""
     built_jobs: dict[JobID, BuiltJob] = field(default_factory=dict)
     """Per job (the backlog's aside), how it was built or taken from the snapshot before (`BuiltJobs`)."""
+    settled: Settled = field(default_factory=Settled)
+    """The jobs left out of `jobs` because no cycle under the configuration can change them (`Settled`)."""
+    job_queues: tuple[QueueID, ...] | None = None
+    """With `settled`: every queue named by a job, settled ones included, in the order of its first job."""
 
     @classmethod
     def build(
@@ -80,6 +85,8 @@ class ClusterInfo:
         backlog: Backlog | None = None,
         built_nodes: BuiltNodes | None = None,
         built_jobs: BuiltJobs | None = None,
+        settled: Settled | None = None,
+        token: object = None,
     ) -> ClusterInfo:
         """Assemble a snapshot; a pod naming a missing PodGroup or a group naming a missing queue is warned about.
 
@@ -90,6 +97,8 @@ class ClusterInfo:
         `built_nodes` and `built_jobs` (the store's, kept from snapshot to snapshot) build the nodes and
         jobs; fresh ones build them all. `pods` come in listing order (`ParsedPod.order`): a node looked at
         again merges its kept pods and the newly placed ones in that order (`BuiltNodes.build_changed`).
+        With `settled` (the store's, kept from snapshot to snapshot), the jobs that settle under
+        configuration `token` move there out of `jobs` (`api.settled`).
         """
         info = cls(priority_classes=dict(priority_classes), pdbs=list(pdbs), resource_quotas=list(resource_quotas))
         info.skipped_pods = list(skipped_pods)
@@ -157,7 +166,40 @@ class ClusterInfo:
             info.nodes = nodes_built.build(node_specs, placed, info.jobs)
         if backlog is not None:
             info.backlog = backlog
+        if settled is not None:
+            info._settle(settled, token, taken)
         return info
+
+    def _settle(self, settled: Settled, token: object, taken: set[JobID]) -> None:
+        """Move the jobs that settle (`api.settled.settles`) out of `jobs` into `settled` (none when a job
+        is not `whole`) and note the queues' order of first jobs (`job_queues`)."""
+        if settled.token is not token:
+            settled.update({})
+            settled.token = token
+        built = self.built_jobs
+        order: dict[QueueID, None] = {}
+        now: dict[JobID, BuiltJob] = {}
+        whole = True
+        queues = self.queues
+        for key, job in self.jobs.items():
+            order[job.queue] = None
+            entry = built.get(key)
+            if entry is None:  # a backlog job
+                continue
+            entry.settled = False
+            if not entry.whole:
+                whole = False
+            elif key in taken and settles(job, entry, token, queues):
+                now[key] = entry
+        if not whole:
+            now = {}
+        for entry in now.values():
+            entry.settled = True
+        settled.update(now)
+        if now:
+            self.jobs = {key: job for key, job in self.jobs.items() if key not in now}
+        self.settled = settled
+        self.job_queues = tuple(order)
 
     def _drop_foreign_jobs(self, referenced: set[JobID]) -> None:
         """Leave out the PodGroups whose every pod belongs to another scheduler: they are its jobs.

@@ -202,6 +202,9 @@ class CycleResult:
     queue_statuses: dict[str, QueueStatus] = field(default_factory=dict)
     pod_waits: dict[TaskID, PodWait] = field(default_factory=dict)
     job_waits: dict[JobID, JobWait] = field(default_factory=dict)
+    settled: Mapping[JobID, object] = field(default_factory=dict)
+    """Jobs the snapshot left out of the cycle because nothing in it could change them (`Settled`): they
+    have no entry in `pod_groups`, and the status decided for them before stands."""
     backed_off: frozenset[JobID] = frozenset()
     """Jobs the cycle left out (backed off by the runner): no wait is said of them; what the last cycle
     that tried one wrote about it stays."""

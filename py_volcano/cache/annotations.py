@@ -52,19 +52,19 @@ class AnnotationRecords:
     """What was last written in each annotation, by (kind, object)."""
 
     def __init__(self) -> None:
-        self._written: dict[tuple[str, str], _Written] = {}
+        self._groups: dict[str, _Written] = {}
+        self._queues: dict[str, _Written] = {}
 
     def diff(self, result: CycleResult) -> list[AnnotationPatch]:
-        """Return the annotation writes the cycle's result calls for, and remember them as written."""
+        """Return the annotation writes the cycle's result calls for, and remember them as written; a
+        settled job (`CycleResult.settled`) keeps what was written on it."""
         patches: list[AnnotationPatch] = []
-        seen: set[tuple[str, str]] = set()
+        groups = self._groups
         for job_id, status in result.pod_groups.items():
-            key: tuple[str, str] = ("PodGroup", job_id)
-            seen.add(key)
             if status.shadow or job_id in result.backed_off:
                 continue  # no object to annotate; or left out of the cycle, so what was written stays
             wait = result.job_waits.get(job_id)
-            written = self._written.get(key)
+            written = groups.get(job_id)
             if written is not None and written.uid == status.uid and written.wait == wait:
                 continue  # the same wait (or none) as last written: the same value
             desired = status_diff.explain_annotation(wait) if wait is not None else None
@@ -73,23 +73,24 @@ class AnnotationRecords:
             if desired != previous:
                 path = f"{_GROUPS}/namespaces/{status.namespace}/podgroups/{status.name}"
                 patches.append(AnnotationPatch("PodGroup", job_id, path, EXPLAIN_ANNOTATION, desired, status.uid))
-            self._written[key] = _Written(status.uid, desired, wait)
+            groups[job_id] = _Written(status.uid, desired, wait)
+        for gone in groups.keys() - result.pod_groups.keys() - result.settled.keys():
+            del groups[gone]
+        queues = self._queues
         for name, figures in result.queues.items():
             desired = status_diff.queue_figures_annotation(figures)
-            key = ("Queue", name)
-            seen.add(key)
-            written = self._written.get(key)
+            written = queues.get(name)
             if written is None or written.value != desired:
                 path = f"{_GROUPS}/queues/{name}"
                 patches.append(AnnotationPatch("Queue", name, path, QUEUE_FIGURES_ANNOTATION, desired))
-            self._written[key] = _Written("", desired)
-        for gone in self._written.keys() - seen:
-            del self._written[gone]
+            queues[name] = _Written("", desired)
+        for gone in queues.keys() - result.queues.keys():
+            del queues[gone]
         return patches
 
     def forget(self, patch: AnnotationPatch) -> None:
         """Forget a write that failed (unless a later one replaced it), so the next diff writes it again."""
-        key = (patch.kind, patch.name)
-        written = self._written.get(key)
+        records = self._groups if patch.kind == "PodGroup" else self._queues
+        written = records.get(patch.name)
         if written is not None and (written.uid, written.value) == (patch.uid, patch.value):
-            del self._written[key]
+            del records[patch.name]

@@ -225,7 +225,7 @@ class StatusWriter:
     def _submit_pod_groups(self, result: CycleResult, now: str, seconds: float) -> None:
         """Diff every PodGroup but shadow ones (a pod without a PodGroup has no object to write)."""
         groups, records = result.pod_groups, self._groups
-        for gone in records.keys() - groups.keys():
+        for gone in records.keys() - groups.keys() - result.settled.keys():  # a settled job's status stands
             del records[gone]
         for job_id, status in groups.items():
             if status.shadow:
@@ -266,9 +266,7 @@ class StatusWriter:
                 event = _Event(regarding, "Warning", update.type, "Scheduling", update.message, seconds)
                 self._queue_event(event)
             elif update.type == SCHEDULED:
-                event = _Event(
-                    regarding, "Normal", update.type, "Scheduling", status_diff.POD_GROUP_READY, seconds
-                )
+                event = _Event(regarding, "Normal", update.type, "Scheduling", status_diff.POD_GROUP_READY, seconds)
                 self._queue_event(event)
 
     def _submit_nodes(self, result: CycleResult, seconds: float) -> None:
@@ -297,9 +295,7 @@ class StatusWriter:
             patch = status_diff.status_patch(records.get(name, {}), desired)
             if patch is not None:
                 records[name] = desired
-                self._queue_patch(
-                    _StatusPatch("Queue", name, f"{_GROUPS}/queues/{name}", patch, desired)
-                )
+                self._queue_patch(_StatusPatch("Queue", name, f"{_GROUPS}/queues/{name}", patch, desired))
 
     def _submit_pods(self, result: CycleResult, now: str) -> None:
         """Diff the PodScheduled=False of every pod the result says waits. Records are by uid: the loop

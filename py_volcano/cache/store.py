@@ -41,6 +41,7 @@ from py_volcano.api import (
     QueueInfo,
     Resource,
     ResourceQuotaSpec,
+    Settled,
     SkippedPod,
     TaskStatus,
     parse_hyper_node,
@@ -237,8 +238,6 @@ class Pending:
     """Pod annotations the bind writes first (deviceshare's devices), shown on the assumed pod meanwhile."""
 
 
-
-
 class Store:
     """Records per kind, the overlays of our own decisions, and which kinds finished their first listing."""
 
@@ -261,6 +260,7 @@ class Store:
         self.grouping: PodGrouping | None = None
         self.changes = Changes()
         self.backlog = BacklogKeeper()
+        self.settled = Settled()
         self.built_nodes = BuiltNodes()  # the last snapshot's nodes, taken into the next while unchanged
         self.built_jobs = BuiltJobs()  # and its jobs
         self.pod_order = PodOrder()  # the usable pods in snapshot order
@@ -613,7 +613,9 @@ class Store:
             for spec in groups
         ]
 
-    def snapshot(self, *, backlog: Collection[JobID] = frozenset(), token: object = None) -> ClusterInfo:
+    def snapshot(
+        self, *, backlog: Collection[JobID] = frozenset(), token: object = None, settle: bool = False
+    ) -> ClusterInfo:
         """Assemble a fresh snapshot the cycle owns; unusable objects are listed in its warnings.
 
         Objects go in creation order (then name), nodes in name order: the order watch events happened
@@ -622,7 +624,9 @@ class Store:
 
         `backlog` are the jobs the runner backed off for this cycle, under configuration `token`: those
         whose every task is pending are shared with the snapshots before and after this one while their
-        objects do not change (`BacklogKeeper`), instead of being built again.
+        objects do not change (`BacklogKeeper`), instead of being built again. With `settle` (a
+        configuration that shares its backlog), the jobs no cycle under `token` can change are left out
+        of the snapshot's jobs (`api.Settled`, kept by the store between snapshots).
         """
         nodes: list[NodeSpec] = sorted(self.specs(NODES), key=lambda node: node.name)
         queues: list[QueueInfo] = sorted(self.specs(QUEUES), key=lambda queue: (queue.creation, queue.name))
@@ -651,6 +655,8 @@ class Store:
             backlog=shared,
             built_nodes=self.built_nodes,
             built_jobs=self.built_jobs,
+            settled=self.settled if settle else None,
+            token=token,
         )
         self.backlog.admit(cluster, inputs)
         numas = {numa.name: numa for numa in self.specs(NUMATOPOLOGIES)}

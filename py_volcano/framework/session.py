@@ -98,6 +98,11 @@ class Session(ExtensionPoints):
         self.backlog = cluster.backlog
         #: Per job, how the snapshot built it or took it from the one before (statuses carry over).
         self.built_jobs = cluster.built_jobs
+        #: The jobs left out of `jobs` because nothing this cycle runs can change them (`api.Settled`):
+        #: plugins that read every job read their sums per key instead.
+        self.settled = cluster.settled
+        #: With settled jobs, every queue a job names (settled ones too) in the order of its first job.
+        self.job_queues = cluster.job_queues
         #: Sum of max(allocatable, used) per node (docs/semantics.md, "Overcommitted nodes").
         self.total_resource = cluster_total.cluster_total(self.node_list)
         self.overcommitted = cluster_total.overcommitted(self.node_list)
@@ -346,6 +351,7 @@ def _scalar_names(cluster: ClusterInfo) -> set[str]:
         if job.uid not in backlog.entries:
             names.update(job.scalar_names())
     names.update(backlog.scalar_names())
+    names.update(cluster.settled.scalar_names())
     return names
 
 
@@ -435,7 +441,14 @@ def close_session(ssn: Session) -> CycleResult:
     result.pod_waits.update(skipped_waits)
     result.unplaced.update(skipped_waits)
     result.unschedulable_jobs = reasons.unschedulable_jobs(moving, result.pod_groups, bound, ssn.skipped)
-    result.queue_statuses = statuses.queue_statuses(ssn.queues.values(), result.queues, result.pod_groups.values())
+    result.settled = ssn.settled.entries
+    settled = ssn.settled.sums("queue_statuses", _status_queue, _no_figures)
+    result.queue_statuses = statuses.queue_statuses(
+        ssn.queues.values(),
+        result.queues,
+        result.pod_groups.values(),
+        {key: count for key, (count, _) in settled.items()},
+    )
     result.job_waits = waits.job_waits(ssn, result.pod_groups)
     result.backed_off = ssn.skipped
     ssn.release()
@@ -461,4 +474,25 @@ def _default_figures(ssn: Session, queue: QueueInfo) -> QueueFigures:
         if job.queue == queue.uid:
             allocated.add(job.allocated)
             request.add(job.total_request)
+    settled = ssn.settled.sums("figures", _queue_of, _allocated_and_request).get(queue.uid)
+    if settled is not None:
+        allocated.add(settled[1][0])
+        request.add(settled[1][1])
     return QueueFigures(weight=queue.weight, allocated=allocated, request=request, capability=queue.capability)
+
+
+def _status_queue(job: JobInfo) -> str:
+    """The queue a settled job's PodGroup status counts in (`PodGroupStatus.queue`; every one is Running)."""
+    return str(job.queue)
+
+
+def _no_figures(job: JobInfo) -> tuple[Resource | None, ...]:
+    return ()
+
+
+def _queue_of(job: JobInfo) -> QueueID:
+    return job.queue
+
+
+def _allocated_and_request(job: JobInfo) -> tuple[Resource | None, ...]:
+    return job.allocated, job.total_request

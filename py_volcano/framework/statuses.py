@@ -8,7 +8,7 @@ writer only diffs the result against what it last wrote. Phases follow docs/sema
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 
 from py_volcano.api import (
     EXPLAIN_ANNOTATION,
@@ -175,10 +175,17 @@ def unplaced_pods(jobs: Iterable[JobInfo]) -> set[TaskID]:
 
 
 def queue_statuses(
-    queues: Iterable[QueueInfo], figures: Mapping[str, QueueFigures], groups: Iterable[PodGroupStatus]
+    queues: Iterable[QueueInfo],
+    figures: Mapping[str, QueueFigures],
+    groups: Iterable[PodGroupStatus],
+    settled: Mapping[Hashable, int],
 ) -> dict[str, QueueStatus]:
-    """Return each queue's status: its state, its PodGroups per phase (shadow groups count), allocated."""
+    """Return each queue's status: its state, its PodGroups per phase (shadow groups count; `settled`:
+    per queue name, the Running groups of the jobs left out of the cycle), allocated."""
     counts: dict[str, dict[PodGroupPhase, int]] = {}
+    for name, running in settled.items():
+        counts[str(name)] = dict.fromkeys(PodGroupPhase, 0)
+        counts[str(name)][PodGroupPhase.RUNNING] = running
     for group in groups:
         tally = counts.get(group.queue)
         if tally is None:

@@ -10,6 +10,7 @@ close every queue's figures go to `ssn.queue_figures`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from py_volcano.api import ZERO, JobID, JobInfo, NodeInfo, QueueFigures, QueueID, QueueInfo, Resource, TaskInfo, Vote
 from py_volcano.framework import CycleState, EventHandler, NoArgs, Session
@@ -19,6 +20,8 @@ from py_volcano.plugins.proportion.queue_attr import (
     QueueAttr,
     effective_capability,
     real_capability,
+    settled_figures,
+    settled_queue,
     split_deserved,
 )
 
@@ -47,9 +50,17 @@ class QueueShares:
     @classmethod
     def build(cls, ssn: Session) -> QueueShares:
         """Account every queue that has jobs, then split the cluster among them; the session's backlog
-        jobs count through their per-queue sums (all pending: a request, maybe an inqueue reservation)."""
+        jobs count through their per-queue sums (all pending: a request, maybe an inqueue reservation),
+        and so do its settled jobs (`api.Settled`: their `JobSums` added up per queue)."""
         shares = cls(ssn)
         backlog = ssn.backlog
+        if ssn.job_queues is not None:  # the order the jobs' walk would make, settled jobs included
+            for queue_id in ssn.job_queues:
+                queue = ssn.queues.get(queue_id)
+                if queue is not None and queue.uid not in shares.attrs:
+                    shares.attrs[queue.uid] = QueueAttr(
+                        queue, total=shares.total, total_guarantee=shares.total_guarantee
+                    )
         counted: list[tuple[QueueAttr, JobInfo]] = []
         for job in ssn.jobs.values():
             queue = ssn.queues.get(job.queue)
@@ -73,6 +84,10 @@ class QueueShares:
             if attr is not None:
                 attr.request.add(queue_sums.request)
                 attr.inqueue.add(queue_sums.inqueue)
+        for settled_id, (_, figures) in ssn.settled.sums(NAME, settled_queue, settled_figures).items():
+            attr = shares.attrs.get(cast(QueueID, settled_id))
+            if attr is not None:
+                attr.add_totals(*figures)
         split_deserved(shares.attrs.values(), shares.total)
         shares.dry_runs = StateRegistry({queue_id: attr.allocated for queue_id, attr in shares.attrs.items()})
         return shares

@@ -24,7 +24,16 @@ from py_volcano.api import (
     job_fingerprint,
 )
 
-__all__ = ["JobSums", "KeptJobSums", "QueueAttr", "effective_capability", "real_capability", "split_deserved"]
+__all__ = [
+    "JobSums",
+    "KeptJobSums",
+    "QueueAttr",
+    "effective_capability",
+    "real_capability",
+    "settled_figures",
+    "settled_queue",
+    "split_deserved",
+]
 
 _INF = float("inf")
 _ALLOCATED = (TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING)
@@ -80,6 +89,13 @@ class QueueAttr:
             self.inqueue.add(sums.inqueue)
         if sums.elastic is not None:
             self.elastic.add(sums.elastic)
+
+    def add_totals(self, allocated: Resource, request: Resource, inqueue: Resource, elastic: Resource) -> None:
+        """Count jobs through the totals of their `JobSums` (`settled_figures`)."""
+        self.allocated.add(allocated)
+        self.request.add(request)
+        self.inqueue.add(inqueue)
+        self.elastic.add(elastic)
 
     def update_share(self) -> None:
         """Recompute share: the largest allocated / deserved over the dimensions deserved holds."""
@@ -152,6 +168,17 @@ class JobSums:
             for resource in (self.allocated, self.request, self.inqueue, self.elastic)
             if resource is not None
         )
+
+
+def settled_queue(job: JobInfo) -> QueueID:
+    """The key a settled job's sums go under: its queue."""
+    return job.queue
+
+
+def settled_figures(job: JobInfo) -> tuple[Resource | None, ...]:
+    """What a settled job adds to its queue (`api.Settled.sums`): its `JobSums`, in `add_totals` order."""
+    sums = JobSums(job)
+    return sums.allocated, sums.request, sums.inqueue, sums.elastic
 
 
 def _unless_empty(resource: Resource) -> Resource | None:

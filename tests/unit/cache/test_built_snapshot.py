@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import event as note_event
 from hypothesis import strategies as st
 
-from py_volcano.api import ClusterInfo, CycleResult, JobInfo, NodeInfo, QueueFigures, Resource
+from py_volcano.api import BuiltJob, ClusterInfo, CycleResult, JobInfo, NodeInfo, QueueFigures, Resource
 from py_volcano.cache.store import KINDS, Store
-from py_volcano.framework import PluginMemory, run_cycle
+from py_volcano.framework import PluginMemory, run_cycle, shares_backlog
 from py_volcano.registry import default_registry
 from tests.builders import node, pod
 from tests.unit.framework.test_backoff_equivalence import CONFS, clusters
@@ -55,10 +56,21 @@ def _exact_figures(figures: QueueFigures) -> tuple[Any, ...]:
 
 
 def _decisions(result: CycleResult) -> tuple[Any, ...]:
+    """What a cycle decided; a settled job's status is the one decided before, which stands."""
     binds = sorted((task.key, name) for task, name in result.binds)
     evictions = sorted((task.key, name) for task, name in result.evictions)
     queues = {name: _exact_figures(figures) for name, figures in result.queues.items()}
-    return binds, evictions, sorted(result.pipelined.items()), result.pod_groups, result.pod_waits, queues
+    groups = {**result.pod_groups, **{uid: cast(BuiltJob, entry).status for uid, entry in result.settled.items()}}
+    statuses = {
+        name: (status.running, status.inqueue, status.pending) for name, status in result.queue_statuses.items()
+    }
+    return binds, evictions, sorted(result.pipelined.items()), groups, result.pod_waits, queues, statuses
+
+
+def _all_jobs(snapshot: ClusterInfo) -> list[tuple[Any, ...]]:
+    """The state of every job of the snapshot, settled ones included, by id."""
+    jobs = [*snapshot.jobs.values(), *(entry.job for entry in snapshot.settled.entries.values())]
+    return sorted(_job_state(job) for job in jobs)
 
 
 def test_an_unchanged_node_is_the_one_built_before_and_a_changed_one_is_built_again() -> None:
@@ -96,7 +108,10 @@ def test_a_node_is_looked_at_again_when_it_held_a_pod_of_no_job_or_a_job_not_tak
 def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str, Any]], conf: str, data: Any) -> None:
     """Three cycles over a store and plugin memory kept between them and over a fresh store and memory
     fed the same events: the same decisions, queue figures and node state each cycle, whether each
-    bind's echo came back and some pods went away."""
+    bind's echo came back and some pods went away. The kept store leaves settled jobs out of its
+    snapshots where the configuration allows (`api.Settled`)."""
+    sharing = shares_backlog(CONFS[conf])
+    settled = 0
     kept = Store(scheduler_name="py-volcano")
     memory = PluginMemory(datetime.now(UTC))
     _feed(kept, objects)
@@ -108,11 +123,13 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
             for event, obj in events:
                 if obj["kind"] == kind.name:
                     fresh.apply_event(kind, event, obj)
-        snapshots: list[ClusterInfo] = [kept.snapshot(), fresh.snapshot()]
+        snapshots: list[ClusterInfo] = [kept.snapshot(token=CONFS[conf], settle=sharing), fresh.snapshot()]
+        settled += len(snapshots[0].settled)
         before = [[_node_state(n) for n in s.nodes.values()] for s in snapshots]
         assert before[0] == before[1]
-        jobs = [[_job_state(j) for j in s.jobs.values()] for s in snapshots]
-        assert jobs[0] == jobs[1]
+        assert _all_jobs(snapshots[0]) == _all_jobs(snapshots[1])
+        order = list(snapshots[1].jobs)
+        assert list(snapshots[0].jobs) == [uid for uid in order if uid not in snapshots[0].settled.entries]
         results = [
             run_cycle(snapshots[0], CONFS[conf], default_registry(), memory=memory),
             run_cycle(snapshots[1], CONFS[conf], default_registry()),
@@ -137,6 +154,7 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
             else:
                 pods[obj["metadata"]["name"]] = obj
         events = [(e, o) for e, o in events if o["kind"] != "Pod"] + [("ADDED", o) for o in pods.values()]
+    note_event(f"jobs settled: {bool(settled)}")
 
 
 def test_an_unchanged_job_is_the_one_built_before_with_its_status_and_a_changed_one_is_built_again() -> None:

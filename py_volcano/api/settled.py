@@ -1,0 +1,203 @@
+"""Settled: the jobs a snapshot leaves out of its session because nothing the cycle runs can change them.
+
+Under a configuration that shares its backlog (`framework.shares_backlog`: enqueue, allocate and
+backfill, with the plugins checked there), a job whose every task runs is taken up by no action
+(enqueue reads Pending groups, allocate and backfill pending tasks) and changed by no plugin. A job
+settles when the snapshot takes it unchanged from the one before (`BuiltJobs.take`) with the status a
+cycle under this configuration decided for it then (`settles`), and when every figure of every job in
+the snapshot is a whole number (milli-CPU, bytes, milli-units, `BuiltJob.whole`): sums over the settled
+jobs, kept as jobs join and leave, then equal the sums a session would take job by job, in any order.
+
+The session never sees a settled job. What plugins and the session read of every job they read per key
+(a queue, a namespace) from `sums`; the cycle reports no status for a settled job: the one decided
+before stands (`entries`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from py_volcano.api.job_info import JobInfo
+from py_volcano.api.resource_info import Resource
+from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
+
+if TYPE_CHECKING:
+    from py_volcano.api.built_jobs import BuiltJob
+
+__all__ = ["Settled", "SettledSums", "settles", "whole"]
+
+#: Per job, the figures a sum adds (None: nothing).
+Figures = Callable[[JobInfo], tuple[Resource | None, ...]]
+#: Per job, the key its figures are summed under.
+Key = Callable[[JobInfo], Hashable]
+
+
+def whole(job: JobInfo) -> bool:
+    """Whether every request of the job's tasks and its minResources are whole numbers."""
+    resources = [task.resreq for task in job.tasks.values()]
+    if job.min_resources is not None:
+        resources.append(job.min_resources)
+    return all(
+        resource.milli_cpu.is_integer()
+        and resource.memory.is_integer()
+        and all(value.is_integer() for value in resource.scalars.values())
+        for resource in resources
+    )
+
+
+def settles(job: JobInfo, entry: BuiltJob, token: object, queues: Mapping[QueueID, object]) -> bool:
+    """Whether a job taken unchanged with `entry` settles under configuration `token`: a cycle under it
+    decided a Running status with no Unschedulable message, its group is Running, every task runs and
+    there are at least minAvailable of them, its queue exists, it has no network topology and no fit error."""
+    status = entry.status
+    if status is None or entry.token is not token or status.phase is not PodGroupPhase.RUNNING:
+        return False
+    tasks = len(job.tasks)
+    return (
+        not status.unschedulable
+        and job.phase is PodGroupPhase.RUNNING
+        and 0 < tasks >= job.min_available
+        and len(job.task_status_index.get(TaskStatus.RUNNING, ())) == tasks
+        and job.queue in queues
+        and job.pod_group.network_topology is None
+        and not job.fit_errors
+        and not job.job_fit_error
+    )
+
+
+class _Tally:
+    """An exact sum of whole-number resources: per scalar name, how many of the added resources name it
+    (a name none names any more is dropped, as a sum taken afresh would not hold it)."""
+
+    __slots__ = ("cpu", "memory", "named", "scalars")
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self.memory = 0.0
+        self.scalars: dict[str, float] = {}
+        self.named: dict[str, int] = {}
+
+    def add(self, resource: Resource) -> None:
+        self.cpu += resource.milli_cpu
+        self.memory += resource.memory
+        for name, value in resource.scalars.items():
+            self.scalars[name] = self.scalars.get(name, 0.0) + value
+            self.named[name] = self.named.get(name, 0) + 1
+
+    def sub(self, resource: Resource) -> None:
+        self.cpu -= resource.milli_cpu
+        self.memory -= resource.memory
+        for name, value in resource.scalars.items():
+            left = self.named[name] - 1
+            if left:
+                self.named[name] = left
+                self.scalars[name] -= value
+            else:
+                del self.named[name], self.scalars[name]
+
+    def resource(self) -> Resource:
+        return Resource(self.cpu, self.memory, self.scalars)
+
+
+class SettledSums:
+    """Per key, how many settled jobs there are and the sums of each of their figures."""
+
+    __slots__ = ("_cache", "_counts", "_figures", "_jobs", "_key", "_tallies")
+
+    def __init__(self, key: Key, figures: Figures, jobs: Iterable[JobInfo]) -> None:
+        self._key, self._figures = key, figures
+        self._jobs: dict[JobID, tuple[Hashable, tuple[Resource | None, ...]]] = {}
+        self._counts: dict[Hashable, int] = {}
+        self._tallies: dict[Hashable, list[_Tally]] = {}
+        self._cache: dict[Hashable, tuple[int, tuple[Resource, ...]]] | None = None
+        for job in jobs:
+            self.join(job)
+
+    def join(self, job: JobInfo) -> None:
+        """Add a job that settled."""
+        key, figures = self._key(job), self._figures(job)
+        self._jobs[job.uid] = (key, figures)
+        self._counts[key] = self._counts.get(key, 0) + 1
+        tallies = self._tallies.get(key)
+        if tallies is None:
+            tallies = self._tallies[key] = [_Tally() for _ in figures]
+        for tally, figure in zip(tallies, figures, strict=True):
+            if figure is not None:
+                tally.add(figure)
+        self._cache = None
+
+    def leave(self, job: JobID) -> None:
+        """Take away a job that left the settled ones."""
+        key, figures = self._jobs.pop(job)
+        left = self._counts[key] - 1
+        if not left:
+            del self._counts[key], self._tallies[key]
+        else:
+            self._counts[key] = left
+            for tally, figure in zip(self._tallies[key], figures, strict=True):
+                if figure is not None:
+                    tally.sub(figure)
+        self._cache = None
+
+    def totals(self) -> Mapping[Hashable, tuple[int, tuple[Resource, ...]]]:
+        """Per key: the number of settled jobs and the sum of each figure (read-only)."""
+        if self._cache is None:
+            self._cache = {
+                key: (self._counts[key], tuple(tally.resource() for tally in tallies))
+                for key, tallies in self._tallies.items()
+            }
+        return self._cache
+
+
+class Settled:
+    """The settled jobs of one configuration (`token`), by id, as their `BuiltJob` entries (job and
+    decided status), and the sums kept over them."""
+
+    __slots__ = ("_scalars", "_sums", "entries", "token")
+
+    def __init__(self, token: object = None) -> None:
+        self.token = token
+        self.entries: dict[JobID, BuiltJob] = {}
+        self._sums: dict[str, SettledSums] = {}
+        self._scalars: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def update(self, entries: dict[JobID, BuiltJob]) -> None:
+        """Make `entries` the settled jobs (a new dict each snapshot); every kept sum follows."""
+        old = self.entries
+        left = [key for key in old.keys() - entries.keys()]
+        left.extend(key for key in old.keys() & entries.keys() if old[key] is not entries[key])
+        joined = [entries[key] for key in entries.keys() - old.keys()]
+        joined.extend(entries[key] for key in left if key in entries)
+        self.entries = entries
+        scalars = self._scalars
+        for key in left:
+            for name in old[key].job.scalar_names():
+                count = scalars[name] - 1
+                if count:
+                    scalars[name] = count
+                else:
+                    del scalars[name]
+        for entry in joined:
+            for name in entry.job.scalar_names():
+                scalars[name] = scalars.get(name, 0) + 1
+        for sums in self._sums.values():
+            for key in left:
+                sums.leave(key)
+            for entry in joined:
+                sums.join(entry.job)
+
+    def sums(self, name: str, key: Key, figures: Figures) -> Mapping[Hashable, tuple[int, tuple[Resource, ...]]]:
+        """Per key, the number of settled jobs and the sums of their `figures`; kept under `name`
+        (the first call's `key` and `figures` stand) from snapshot to snapshot."""
+        sums = self._sums.get(name)
+        if sums is None:
+            sums = self._sums[name] = SettledSums(key, figures, (entry.job for entry in self.entries.values()))
+        return sums.totals()
+
+    def scalar_names(self) -> Iterable[str]:
+        """Return the scalar resources the settled jobs' tasks name in their init requests."""
+        return self._scalars.keys()

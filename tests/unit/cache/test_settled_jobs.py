@@ -1,0 +1,99 @@
+"""A running job settles (`api.Settled`) once a cycle under the configuration decided its status: the
+next snapshots leave it out of their jobs while its tasks stay on their nodes, the status writer and
+the metrics keep what they had for it, and it comes back into the session when its pod changes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, cast
+
+from py_volcano.api import CycleResult, JobID
+from py_volcano.cache.client import ApiClient
+from py_volcano.cache.status import StatusWriter
+from py_volcano.cache.store import KINDS, Store
+from py_volcano.framework import run_cycle
+from py_volcano.metrics import Metrics
+from py_volcano.registry import default_registry, load_conf
+from tests.builders import node, pod, pod_group
+
+_KINDS = {kind.name: kind for kind in KINDS}
+RUNNING = JobID("default/r")
+
+
+def _store(*objects: dict[str, Any]) -> Store:
+    store = Store(scheduler_name="py-volcano")
+    for kind in KINDS:
+        for obj in objects:
+            if obj["kind"] == kind.name:
+                store.apply_event(kind, "ADDED", obj)
+    return store
+
+
+def _pod_group_writes(writer: StatusWriter) -> list[str]:
+    return [name for kind, name in writer._pending if kind == "PodGroup"]
+
+
+def test_a_running_job_settles_after_a_decided_status_and_comes_back_when_its_pod_changes() -> None:
+    running = pod(name="r-0", group="r", cpu="2", node_name="n0")
+    store = _store(node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), running, pod(name="p", cpu="1"))
+    conf, registry = load_conf(None), default_registry()
+    writer = StatusWriter(cast(ApiClient, object()), scheduler_name="py-volcano")
+    metrics = Metrics()
+
+    first = store.snapshot(token=conf, settle=True)
+    assert RUNNING in first.jobs and not first.settled  # no status decided for it yet
+    decided = run_cycle(first, conf, registry)
+    metrics.observe_cycle(decided, 0.01, first)
+    writer.submit(decided)
+    writer._pending.clear()  # as if written
+
+    second = store.snapshot(token=conf, settle=True)
+    assert RUNNING not in second.jobs and second.settled.entries[RUNNING].job is first.jobs[RUNNING]
+    assert [task.name for task in second.nodes["n0"].tasks.values()] == ["r-0"]
+    assert second.nodes["n0"].idle.milli_cpu == 6000  # its task still counts on its node
+    result = run_cycle(second, conf, registry)
+    assert RUNNING not in result.pod_groups and RUNNING in result.settled
+    assert result.queue_statuses["default"].running == decided.queue_statuses["default"].running
+    assert result.queues["default"].allocated.milli_cpu == decided.queues["default"].allocated.milli_cpu
+    record = metrics._jobs[RUNNING]
+    metrics.observe_cycle(result, 0.01, second)
+    assert metrics._jobs[RUNNING] is record and record.share > 0  # kept, with its retries and times
+    writer.submit(result)
+    assert not _pod_group_writes(writer) and RUNNING in writer._groups  # its status stands
+
+    labelled = copy.deepcopy(running)
+    labelled["metadata"]["labels"] = {"changed": "yes"}
+    store.apply_event(_KINDS["Pod"], "MODIFIED", labelled)
+    third = store.snapshot(token=conf, settle=True)
+    assert RUNNING in third.jobs and not third.settled
+    back = run_cycle(third, conf, registry)
+    assert back.pod_groups[RUNNING] == decided.pod_groups[RUNNING]
+    writer.submit(back)
+    assert RUNNING not in _pod_group_writes(writer)  # the same status as written: nothing to write
+
+
+def test_nothing_settles_under_another_configuration_or_beside_a_fractional_request() -> None:
+    store = _store(
+        node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), pod(name="r-0", group="r", node_name="n0")
+    )
+    conf, registry = load_conf(None), default_registry()
+    run_cycle(store.snapshot(token=conf, settle=True), conf, registry)
+    assert store.snapshot(token=conf, settle=True).settled
+    other = load_conf(None)
+    assert not store.snapshot(token=other, settle=True).settled  # its status was decided under `conf`
+    run_cycle(store.snapshot(token=other, settle=True), other, registry)
+    assert store.snapshot(token=other, settle=True).settled
+    store.apply_event(_KINDS["Pod"], "ADDED", pod(name="f", cpu="1500u"))  # 1.5 milli-CPU
+    assert not store.snapshot(token=other, settle=True).settled
+
+
+def test_a_cycle_result_without_settled_jobs_drops_their_records() -> None:
+    writer = StatusWriter(cast(ApiClient, object()), scheduler_name="py-volcano")
+    store = _store(
+        node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), pod(name="r-0", group="r", node_name="n0")
+    )
+    conf = load_conf(None)
+    writer.submit(run_cycle(store.snapshot(token=conf), conf, default_registry()))
+    assert RUNNING in writer._groups
+    writer.submit(CycleResult())
+    assert RUNNING not in writer._groups
