@@ -63,8 +63,6 @@ class ClusterInfo:
     """Per job (the backlog's aside), how it was built or taken from the snapshot before (`BuiltJobs`)."""
     settled: Settled = field(default_factory=Settled)
     """The jobs left out of `jobs` because no cycle under the configuration can change them (`Settled`)."""
-    job_queues: tuple[QueueID, ...] | None = None
-    """With `settled`: every queue named by a job, settled ones included, in the order of its first job."""
 
     @classmethod
     def build(
@@ -172,17 +170,15 @@ class ClusterInfo:
 
     def _settle(self, settled: Settled, token: object, taken: set[JobID]) -> None:
         """Move the jobs that settle (`api.settled.settles`) out of `jobs` into `settled` (none when a job
-        is not `whole`) and note the queues' order of first jobs (`job_queues`)."""
+        is not `whole`)."""
         if settled.token is not token:
             settled.update({})
             settled.token = token
         built = self.built_jobs
-        order: dict[QueueID, None] = {}
         now: dict[JobID, BuiltJob] = {}
         whole = True
         queues = self.queues
         for key, job in self.jobs.items():
-            order[job.queue] = None
             entry = built.get(key)
             if entry is None:  # a backlog job
                 continue
@@ -199,7 +195,6 @@ class ClusterInfo:
         if now:
             self.jobs = {key: job for key, job in self.jobs.items() if key not in now}
         self.settled = settled
-        self.job_queues = tuple(order)
 
     def _drop_foreign_jobs(self, referenced: set[JobID]) -> None:
         """Leave out the PodGroups whose every pod belongs to another scheduler: they are its jobs.

@@ -56,6 +56,7 @@ class NodeInfo:
 
     __slots__ = (
         "_arrays",
+        "affine",
         "allocatable",
         "capacity",
         "idle",
@@ -95,6 +96,8 @@ class NodeInfo:
         self.releasing_pods = 0
         self.pipelined_pods = 0
         self.tasks: dict[TaskID, TaskInfo] = {}
+        self.affine = 0
+        """How many of `tasks` carry affinity terms (a node without any needs no look for them)."""
         self.version = 0
         """Counts the changes of `tasks` (`add_task`, `remove_task`): a node built for one snapshot is
         taken into the next only while it is unchanged (`BuiltNodes`)."""
@@ -158,6 +161,8 @@ class NodeInfo:
                 self.releasing.add(held.resreq)
                 self.releasing_pods += 1
         self.tasks[held.uid] = held
+        if held.affinity:
+            self.affine += 1
         self.version += 1
         self._sync(idle=not pipelined, releasing=releasing, pipelined=pipelined)
 
@@ -166,6 +171,8 @@ class NodeInfo:
         held = self.tasks.pop(task.uid, None)
         if held is None:
             return
+        if held.affinity:
+            self.affine -= 1
         self.version += 1
         pipelined = held.status is TaskStatus.PIPELINED
         releasing = held.status is TaskStatus.RELEASING

@@ -101,8 +101,6 @@ class Session(ExtensionPoints):
         #: The jobs left out of `jobs` because nothing this cycle runs can change them (`api.Settled`):
         #: plugins that read every job read their sums per key instead.
         self.settled = cluster.settled
-        #: With settled jobs, every queue a job names (settled ones too) in the order of its first job.
-        self.job_queues = cluster.job_queues
         #: Sum of max(allocatable, used) per node (docs/semantics.md, "Overcommitted nodes").
         self.total_resource = cluster_total.cluster_total(self.node_list)
         self.overcommitted = cluster_total.overcommitted(self.node_list)

@@ -142,7 +142,10 @@ class InterPodAffinity:
         self._released = ReleasedTasks()
         #: Whether some placed pod may have terms that score incoming pods (then every task is scored).
         self._weighted_possible = any(
-            task.affinity and self.terms(task).weighted_existing() for node in nodes for task in node.tasks.values()
+            task.affinity and self.terms(task).weighted_existing()
+            for node in nodes
+            if node.affine
+            for task in node.tasks.values()
         )
 
     @property

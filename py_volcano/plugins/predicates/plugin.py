@@ -52,7 +52,10 @@ class PredicateState:
         self._released = ReleasedTasks()
         #: Whether some placed pod may have required anti-affinity (then every task's check needs the index).
         self._placed_anti = any(
-            task.affinity and self._terms.required(task)[1] for node in ssn.node_list for task in node.tasks.values()
+            task.affinity and self._terms.required(task)[1]
+            for node in ssn.node_list
+            if node.affine
+            for task in node.tasks.values()
         )
         self._counts: dict[TaskID, tuple[int, AffinityCounts]] = {}
         self._spread: dict[TaskID, tuple[int, SpreadVerdict]] = {}

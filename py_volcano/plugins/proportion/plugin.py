@@ -49,28 +49,21 @@ class QueueShares:
 
     @classmethod
     def build(cls, ssn: Session) -> QueueShares:
-        """Account every queue that has jobs, then split the cluster among them; the session's backlog
+        """Account every queue that has jobs (in queue order), then split the cluster among them; the session's backlog
         jobs count through their per-queue sums (all pending: a request, maybe an inqueue reservation),
         and so do its settled jobs (`api.Settled`: their `JobSums` added up per queue)."""
         shares = cls(ssn)
         backlog = ssn.backlog
-        if ssn.job_queues is not None:  # the order the jobs' walk would make, settled jobs included
-            for queue_id in ssn.job_queues:
-                queue = ssn.queues.get(queue_id)
-                if queue is not None and queue.uid not in shares.attrs:
-                    shares.attrs[queue.uid] = QueueAttr(
-                        queue, total=shares.total, total_guarantee=shares.total_guarantee
-                    )
+        settled = ssn.settled.sums(NAME, settled_queue, settled_figures)
+        named = {job.queue for job in ssn.jobs.values()}
+        named.update(cast(QueueID, queue_id) for queue_id in settled)
+        for queue in ssn.queues.values():  # in queue order, whichever job comes first
+            if queue.uid in named:
+                shares.attrs[queue.uid] = QueueAttr(queue, total=shares.total, total_guarantee=shares.total_guarantee)
         counted: list[tuple[QueueAttr, JobInfo]] = []
         for job in ssn.jobs.values():
-            queue = ssn.queues.get(job.queue)
-            if queue is None:
-                continue
-            attr = shares.attrs.get(queue.uid)
-            if attr is None:
-                attr = QueueAttr(queue, total=shares.total, total_guarantee=shares.total_guarantee)
-                shares.attrs[queue.uid] = attr
-            if job.uid not in backlog.entries:
+            attr = shares.attrs.get(job.queue)
+            if attr is not None and job.uid not in backlog.entries:
                 counted.append((attr, job))
         per_job = ssn.memory.recall(NAME, KeptJobSums).take(job for _, job in counted)
         if per_job is None:
@@ -84,7 +77,7 @@ class QueueShares:
             if attr is not None:
                 attr.request.add(queue_sums.request)
                 attr.inqueue.add(queue_sums.inqueue)
-        for settled_id, (_, figures) in ssn.settled.sums(NAME, settled_queue, settled_figures).items():
+        for settled_id, (_, figures) in settled.items():
             attr = shares.attrs.get(cast(QueueID, settled_id))
             if attr is not None:
                 attr.add_totals(*figures)

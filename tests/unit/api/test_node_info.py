@@ -3,6 +3,8 @@ the arrays mirror."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -106,3 +108,21 @@ def test_cached_fit_masks_follow_random_changes() -> None:
             request = arrays.request(resreq)
             assert arrays.fits_idle(resreq).tolist() == arrays.fits(request, arrays.idle).tolist()
             assert arrays.fits_future_idle(resreq).tolist() == arrays.fits(request, arrays.future_idle()).tolist()
+
+
+def test_a_node_counts_the_tasks_that_carry_affinity_terms() -> None:
+    """`affine` lets a plugin skip the nodes whose pods carry no affinity when it looks for terms."""
+    terms: dict[str, Any] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []}}
+    snapshot = cluster(
+        node(name="n", cpu="8"),
+        pod(name="plain", node_name="n"),
+        pod(name="picky", node_name="n", spec={"affinity": terms}),
+    )
+    info = snapshot.nodes["n"]
+    assert info.affine == 1
+    picky = next(task for task in info.tasks.values() if task.name == "picky")
+    info.update_task(picky)
+    assert info.affine == 1
+    info.remove_task(picky)
+    assert info.affine == 0
+    assert info.clone().affine == 0
