@@ -98,7 +98,7 @@ from py_volcano.api.selectors import (
     match_node_selector_term,
     pod_affinity_terms,
 )
-from py_volcano.api.settled import Settled, SettledSums
+from py_volcano.api.settled import Settled, SettledSums, whole_resource
 from py_volcano.api.topology_spread import HOSTNAME_LABEL, TopologySpreadConstraint
 from py_volcano.api.types import (
     JobID,
@@ -238,4 +238,5 @@ __all__ = [
     "scaled",
     "shadow_group_name",
     "task_revocable_zone",
+    "whole_resource",
 ]

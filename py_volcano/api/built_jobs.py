@@ -11,7 +11,7 @@ under configuration `token`): a cycle that did not touch the job decides the sam
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
@@ -96,8 +96,13 @@ class BuiltJobs:
         last = self.jobs.get(key)
         if last is None or last.source is not source or last.phase != phase or not last.unchanged(pods, priority):
             return None
+        last.settled = False  # a session may see it now
         self.kept[key] = last
         return last.job
+
+    def carry(self, entries: Mapping[JobID, BuiltJob]) -> None:
+        """Hand on the settled jobs a snapshot carries unlooked at (`api.Settled`), as they were."""
+        self.kept.update(entries)
 
     def record(
         self, job: JobInfo, source: PodGroupSpec | ParsedPod, phase: PodGroupPhase | None, pods: list[ParsedPod]
@@ -111,9 +116,10 @@ class BuiltJobs:
         )
         self.kept[job.uid] = BuiltJob(job, source, phase, pods, job.priority, (), nodes, whole=whole(job))
 
-    def touched(self, taken: Collection[JobID]) -> set[str]:
-        """The nodes whose tasks the last snapshot's jobs held, of the jobs not in `taken`."""
-        return {node for key, entry in self.jobs.items() if key not in taken for node in entry.nodes}
+    def touched(self, taken: Collection[JobID], carried: Mapping[JobID, BuiltJob]) -> set[str]:
+        """The nodes whose tasks the last snapshot's jobs held, of the jobs neither `taken` nor `carried`."""
+        jobs = self.jobs
+        return {node for key in jobs.keys() - taken - carried.keys() for node in jobs[key].nodes}
 
     def seal(self) -> dict[JobID, BuiltJob]:
         """Close the snapshot: the jobs recorded become the ones the next takes from; return them."""

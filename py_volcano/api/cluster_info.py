@@ -85,6 +85,7 @@ class ClusterInfo:
         built_jobs: BuiltJobs | None = None,
         settled: Settled | None = None,
         token: object = None,
+        carried: Mapping[JobID, BuiltJob] | None = None,
     ) -> ClusterInfo:
         """Assemble a snapshot; a pod naming a missing PodGroup or a group naming a missing queue is warned about.
 
@@ -96,7 +97,10 @@ class ClusterInfo:
         jobs; fresh ones build them all. `pods` come in listing order (`ParsedPod.order`): a node looked at
         again merges its kept pods and the newly placed ones in that order (`BuiltNodes.build_changed`).
         With `settled` (the store's, kept from snapshot to snapshot), the jobs that settle under
-        configuration `token` move there out of `jobs` (`api.settled`).
+        configuration `token` move there out of `jobs` (`api.settled`). `carried` are settled jobs of
+        the last snapshot that nothing changed since, whose pods and PodGroups are not in `pods` and
+        `pod_groups`: they stay settled as they are, their pods where they sit (every node spec must be
+        the one built before).
         """
         info = cls(priority_classes=dict(priority_classes), pdbs=list(pdbs), resource_quotas=list(resource_quotas))
         info.skipped_pods = list(skipped_pods)
@@ -152,30 +156,36 @@ class ClusterInfo:
             if parsed.group and parsed.scheduler_name != scheduler_name:
                 foreign.add(parsed.job_id)
         info._drop_foreign_jobs(foreign)
-        touched = jobs.touched(taken) if in_place else set()
+        carried = carried or {}
+        if carried and not in_place:
+            raise ValueError("settled jobs are carried only into a snapshot over the same node specs")
+        touched = jobs.touched(taken, carried) if in_place else set()
         for key, job in info.jobs.items():
             if key not in reused:
                 source, phase = sources.get(key) or (members[key][0], phases.get(key))
                 jobs.record(job, source, phase, members.get(key, []))
+        jobs.carry(carried)
         info.built_jobs = jobs.seal()
         if in_place:
-            info.nodes = nodes_built.build_changed(node_specs, placed, info.jobs, taken, touched)
+            held = info.jobs.keys() | carried.keys() if carried else info.jobs
+            kept = taken | carried.keys() if carried else taken
+            info.nodes = nodes_built.build_changed(node_specs, placed, held, kept, touched)
         else:
             info.nodes = nodes_built.build(node_specs, placed, info.jobs)
         if backlog is not None:
             info.backlog = backlog
         if settled is not None:
-            info._settle(settled, token, taken)
+            info._settle(settled, token, taken - foreign, carried)
         return info
 
-    def _settle(self, settled: Settled, token: object, taken: set[JobID]) -> None:
-        """Move the jobs that settle (`api.settled.settles`) out of `jobs` into `settled` (none when a job
-        is not `whole`)."""
+    def _settle(self, settled: Settled, token: object, taken: set[JobID], carried: Mapping[JobID, BuiltJob]) -> None:
+        """Keep the `carried` jobs settled and move the `taken` jobs that settle (`api.settled.settles`)
+        out of `jobs` into `settled` (no new one when a job is not `whole`)."""
         if settled.token is not token:
             settled.update({})
             settled.token = token
         built = self.built_jobs
-        now: dict[JobID, BuiltJob] = {}
+        fresh: dict[JobID, BuiltJob] = {}
         whole = True
         queues = self.queues
         for key, job in self.jobs.items():
@@ -186,14 +196,15 @@ class ClusterInfo:
             if not entry.whole:
                 whole = False
             elif key in taken and settles(job, entry, token, queues):
-                now[key] = entry
+                fresh[key] = entry
+        settled.fractional = not whole
         if not whole:
-            now = {}
-        for entry in now.values():
+            fresh = {}  # and the store carries none while a job requests a fraction
+        for entry in fresh.values():
             entry.settled = True
-        settled.update(now)
-        if now:
-            self.jobs = {key: job for key, job in self.jobs.items() if key not in now}
+        settled.update({**carried, **fresh})
+        if fresh:
+            self.jobs = {key: job for key, job in self.jobs.items() if key not in fresh}
         self.settled = settled
 
     def _drop_foreign_jobs(self, referenced: set[JobID]) -> None:

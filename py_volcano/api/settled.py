@@ -16,7 +16,7 @@ before stands (`entries`).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from py_volcano.api.job_info import JobInfo
 from py_volcano.api.resource_info import Resource
@@ -25,7 +25,7 @@ from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
 if TYPE_CHECKING:
     from py_volcano.api.built_jobs import BuiltJob
 
-__all__ = ["Settled", "SettledSums", "settles", "whole"]
+__all__ = ["Settled", "SettledSums", "settles", "whole", "whole_resource"]
 
 #: Per job, the figures a sum adds (None: nothing).
 Figures = Callable[[JobInfo], tuple[Resource | None, ...]]
@@ -35,14 +35,17 @@ Key = Callable[[JobInfo], Hashable]
 
 def whole(job: JobInfo) -> bool:
     """Whether every request of the job's tasks and its minResources are whole numbers."""
-    resources = [task.resreq for task in job.tasks.values()]
-    if job.min_resources is not None:
-        resources.append(job.min_resources)
-    return all(
+    return all(whole_resource(task.resreq) for task in job.tasks.values()) and (
+        job.min_resources is None or whole_resource(job.min_resources)
+    )
+
+
+def whole_resource(resource: Resource) -> bool:
+    """Whether every dimension of `resource` is a whole number."""
+    return (
         resource.milli_cpu.is_integer()
         and resource.memory.is_integer()
         and all(value.is_integer() for value in resource.scalars.values())
-        for resource in resources
     )
 
 
@@ -154,13 +157,16 @@ class Settled:
     """The settled jobs of one configuration (`token`), by id, as their `BuiltJob` entries (job and
     decided status), and the sums kept over them."""
 
-    __slots__ = ("_scalars", "_sums", "entries", "token")
+    __slots__ = ("_queues", "_scalars", "_sums", "entries", "fractional", "token")
 
     def __init__(self, token: object = None) -> None:
         self.token = token
+        self.fractional = False
+        """Whether the last snapshot held a job that is not `whole` (then no job settled anew)."""
         self.entries: dict[JobID, BuiltJob] = {}
         self._sums: dict[str, SettledSums] = {}
         self._scalars: dict[str, int] = {}
+        self._queues: dict[QueueID, int] = {}
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -173,17 +179,16 @@ class Settled:
         joined = [entries[key] for key in entries.keys() - old.keys()]
         joined.extend(entries[key] for key in left if key in entries)
         self.entries = entries
-        scalars = self._scalars
+        scalars, queues = self._scalars, self._queues
         for key in left:
-            for name in old[key].job.scalar_names():
-                count = scalars[name] - 1
-                if count:
-                    scalars[name] = count
-                else:
-                    del scalars[name]
+            job = old[key].job
+            for name in job.scalar_names():
+                _count(scalars, name, -1)
+            _count(queues, job.queue, -1)
         for entry in joined:
             for name in entry.job.scalar_names():
-                scalars[name] = scalars.get(name, 0) + 1
+                _count(scalars, name, 1)
+            _count(queues, entry.job.queue, 1)
         for sums in self._sums.values():
             for key in left:
                 sums.leave(key)
@@ -201,3 +206,16 @@ class Settled:
     def scalar_names(self) -> Iterable[str]:
         """Return the scalar resources the settled jobs' tasks name in their init requests."""
         return self._scalars.keys()
+
+    def queues(self) -> Iterable[QueueID]:
+        """Return the queues of the settled jobs."""
+        return self._queues.keys()
+
+
+def _count(counts: dict[Any, int], key: object, step: int) -> None:
+    """Add `step` to `counts[key]`, dropping a key whose count reaches zero."""
+    count = counts.get(key, 0) + step
+    if count:
+        counts[key] = count
+    else:
+        del counts[key]

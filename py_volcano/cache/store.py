@@ -24,7 +24,9 @@ from typing import Any, Protocol
 import structlog
 
 from py_volcano.api import (
+    DEFAULT_QUEUE,
     POD_SCHEDULER_ERROR,
+    BuiltJob,
     BuiltJobs,
     BuiltNodes,
     ClusterInfo,
@@ -38,6 +40,7 @@ from py_volcano.api import (
     PodGroupPhase,
     PodGroupSpec,
     PriorityClassSpec,
+    QueueID,
     QueueInfo,
     Resource,
     ResourceQuotaSpec,
@@ -55,6 +58,7 @@ from py_volcano.api import (
     parse_queue,
     parse_resource_quota,
     shadow_group_name,
+    whole_resource,
 )
 from py_volcano.cache.backlog_jobs import BacklogKeeper
 from py_volcano.cache.pod_order import PodOrder
@@ -261,6 +265,12 @@ class Store:
         self.changes = Changes()
         self.backlog = BacklogKeeper()
         self.settled = Settled()
+        #: The jobs whose objects or overlays changed since the last snapshot (`everything_dirty`: all of
+        #: them): a settled job not among them is carried into the next snapshot unlooked at.
+        self.dirty: set[JobID] = set()
+        self.everything_dirty = False
+        #: Whether a pod or PodGroup requesting a fraction (`api.settled.whole_resource`) arrived since.
+        self.fractional = False
         self.built_nodes = BuiltNodes()  # the last snapshot's nodes, taken into the next while unchanged
         self.built_jobs = BuiltJobs()  # and its jobs
         self.pod_order = PodOrder()  # the usable pods in snapshot order
@@ -334,6 +344,13 @@ class Store:
         unusable) could help: its job, freed resources, a placed pod, or every job."""
         if kind is NODES or kind is HYPER_NODES:
             self._hyper_nodes = None
+        if kind is PODS:
+            self.dirty.update(pod.job_id for pod in (previous, current) if pod is not None)
+            self.fractional = self.fractional or (current is not None and not whole_resource(current.task.resreq))
+        elif kind is POD_GROUPS:
+            self.dirty.update(group.key for group in (previous, current) if group is not None)
+            fraction = current is not None and current.min_resources is not None
+            self.fractional = self.fractional or (fraction and not whole_resource(current.min_resources))
         changes = self.changes
         if kind is NODES:
             changes.freed = changes.freed or current is not None
@@ -422,6 +439,7 @@ class Store:
 
     def _reparse_pods(self) -> None:
         """Re-read every pod: a pod without spec.priority takes its value from its PriorityClass."""
+        self.everything_dirty = True
         records = self.records[PODS.name]
         for key, record in records.items():
             manifest = record.manifest()
@@ -470,6 +488,7 @@ class Store:
         for key in [k for k, p in self.assumed.items() if k in listed_unbound and _settled_before(p, started)]:
             log.warning("assumption_expired", task=key, node=self.assumed[key].node)
             del self.assumed[key]
+            self._dirty_pod(key)
             self.changes.freed = True
             self.touch()
         pods = self.records[PODS.name]
@@ -478,14 +497,22 @@ class Store:
             if record is not None and record.spec is not None and record.spec.task.status != TaskStatus.RELEASING:
                 log.warning("eviction_not_observed", task=key)
                 del self.releasing[key]
+                self._dirty_pod(key)
                 self.touch()
 
     # Overlays of our own decisions -----------------------------------------------------------------
+
+    def _dirty_pod(self, key: str) -> None:
+        """Note that the job of pod `key` changed (an overlay of ours on one of its pods came or went)."""
+        record = self.records[PODS.name].get(key)
+        if record is not None and record.spec is not None:
+            self.dirty.add(record.spec.job_id)
 
     def assume(self, key: str, node: str, annotations: Mapping[str, str] | None = None) -> None:
         """Hold pod `key` on `node` (with the `annotations` its bind writes) from now on, until the watch
         shows it bound or the bind fails."""
         self.assumed[key] = Pending(node=node, started=self.clock(), annotations=annotations or {})
+        self._dirty_pod(key)
         self.touch()
 
     def bind_settled(self, key: str, *, ok: bool | None) -> None:
@@ -499,6 +526,7 @@ class Store:
             return
         if ok is False:
             del self.assumed[key]
+            self._dirty_pod(key)
             self.changes.freed = True
             self.touch()
         else:
@@ -508,6 +536,7 @@ class Store:
     def mark_releasing(self, key: str) -> None:
         """Treat pod `key` as Releasing from now on, until it vanishes or the eviction fails."""
         self.releasing[key] = Pending(started=self.clock())
+        self._dirty_pod(key)
         self.touch()
 
     def eviction_settled(self, key: str, *, ok: bool | None) -> None:
@@ -517,6 +546,7 @@ class Store:
             return
         if ok is False:
             del self.releasing[key]
+            self._dirty_pod(key)
             self.touch()
         else:
             pending.settled, pending.unanswered = self.clock(), ok is None
@@ -538,6 +568,7 @@ class Store:
             if shadow:
                 if self.shadow_phases.get(job_id) != phase:
                     self.shadow_phases[job_id] = phase
+                    self.dirty.add(job_id)
                     self.touch()
                 continue
             record = groups.get(job_id)
@@ -548,6 +579,7 @@ class Store:
                     # a job enqueue refused for want of that room may fit now.
                     self.changes.freed = True
                 self.phases[job_id] = phase
+                self.dirty.add(job_id)
                 self.touch()
 
     # Reading -----------------------------------------------------------------------------------------
@@ -582,14 +614,18 @@ class Store:
         """Return whether an eviction of `key` is over: the pod is gone, or the eviction was refused."""
         return key not in self.records[PODS.name] or key not in self.releasing
 
-    def _pods(self) -> list[ParsedPod]:
-        """The usable pods with our overlays; pods the PodGroup controller has yet to group are held back
-        while their owner asks for a gang (no gang is placed pod by pod meanwhile)."""
+    def _pods(self, carried: Collection[JobID]) -> list[ParsedPod]:
+        """The usable pods with our overlays, less this scheduler's pods of `carried` jobs; pods the
+        PodGroup controller has yet to group are held back while their owner asks for a gang (no gang
+        is placed pod by pod meanwhile)."""
         pods: list[ParsedPod] = []
         holds = self.grouping.holds if self.grouping is not None else None
         records = self.records[PODS.name]
+        ours = self.scheduler_name
         for key in self.pod_order.ordered():
             parsed: ParsedPod = records[key].spec
+            if carried and parsed.job_id in carried and parsed.scheduler_name == ours:
+                continue
             assumed = self.assumed.get(key)
             if holds is not None and parsed.owner is not None and assumed is None and holds(parsed):
                 continue
@@ -634,8 +670,14 @@ class Store:
         quotas: list[ResourceQuotaSpec] = sorted(
             self.specs(RESOURCE_QUOTAS), key=lambda quota: (quota.namespace, quota.name)
         )
-        pods = self._pods()
-        groups = sorted(self._pod_groups(), key=lambda group: (group.creation, group.key))
+        if not settle and self.settled.entries:
+            self.settled = Settled()
+        carried = self._carried(token, nodes, queues) if settle else {}
+        pods = self._pods(carried)
+        groups = sorted(
+            (group for group in self._pod_groups() if group.key not in carried),
+            key=lambda group: (group.creation, group.key),
+        )
         shared, inputs = self.backlog.prepare(
             backlog, token=token, pods=pods, groups=groups, queues=queues, shadow_phases=self.shadow_phases
         )
@@ -657,7 +699,9 @@ class Store:
             built_jobs=self.built_jobs,
             settled=self.settled if settle else None,
             token=token,
+            carried=carried,
         )
+        self.dirty, self.everything_dirty, self.fractional = set(), False, False
         self.backlog.admit(cluster, inputs)
         numas = {numa.name: numa for numa in self.specs(NUMATOPOLOGIES)}
         for name, node in cluster.nodes.items():  # a node built for an earlier snapshot had earlier figures
@@ -669,6 +713,28 @@ class Store:
         cluster.warnings[:0] = [error for kind in KINDS for error in self._errors(kind).values()]
         cluster.shard_nodes = self.shard_nodes
         return cluster
+
+    def _carried(self, token: object, nodes: list[NodeSpec], queues: list[QueueInfo]) -> dict[JobID, BuiltJob]:
+        """The settled jobs of the last snapshot the next one takes as they are, their pods and PodGroups
+        unread: none of their objects or our overlays on them changed (`dirty`), nor a PriorityClass,
+        the configuration or any node spec (their pods sit where they sat), their queues exist, and no
+        job requests a fraction (`api.Settled`)."""
+        settled = self.settled
+        if (
+            not settled.entries
+            or settled.token is not token
+            or settled.fractional
+            or self.fractional
+            or self.everything_dirty
+            or not self.built_nodes.covers(nodes)
+        ):
+            return {}
+        names = {queue.uid for queue in queues}
+        names.add(QueueID(DEFAULT_QUEUE))
+        if not names.issuperset(settled.queues()):
+            return {}
+        dirty = self.dirty
+        return {key: entry for key, entry in settled.entries.items() if key not in dirty}
 
     def _topology(self, nodes: list[NodeSpec]) -> HyperNodeTopology | None:
         """The HyperNode tree over `nodes` (the snapshot's, in its order), resolved once per change of a

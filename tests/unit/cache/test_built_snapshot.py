@@ -67,6 +67,11 @@ def _decisions(result: CycleResult) -> tuple[Any, ...]:
     return binds, evictions, sorted(result.pipelined.items()), groups, result.pod_waits, queues, statuses
 
 
+def _noted(carried: dict[Any, Any], counts: list[int]) -> dict[Any, Any]:
+    counts.append(len(carried))
+    return carried
+
+
 def _all_jobs(snapshot: ClusterInfo) -> list[tuple[Any, ...]]:
     """The state of every job of the snapshot, settled ones included, by id."""
     jobs = [*snapshot.jobs.values(), *(entry.job for entry in snapshot.settled.entries.values())]
@@ -113,6 +118,9 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
     sharing = shares_backlog(CONFS[conf])
     settled = 0
     kept = Store(scheduler_name="py-volcano")
+    carried: list[int] = []
+    carry = kept._carried
+    kept._carried = lambda *args: _noted(carry(*args), carried)  # type: ignore[method-assign]
     memory = PluginMemory(datetime.now(UTC))
     _feed(kept, objects)
     events: list[tuple[str, dict[str, Any]]] = [("ADDED", obj) for obj in objects]
@@ -154,7 +162,7 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
             else:
                 pods[obj["metadata"]["name"]] = obj
         events = [(e, o) for e, o in events if o["kind"] != "Pod"] + [("ADDED", o) for o in pods.values()]
-    note_event(f"jobs settled: {bool(settled)}")
+    note_event(f"jobs settled: {bool(settled)}, carried: {bool(sum(carried))}")
 
 
 def test_an_unchanged_job_is_the_one_built_before_with_its_status_and_a_changed_one_is_built_again() -> None:

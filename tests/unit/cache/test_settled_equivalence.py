@@ -1,0 +1,111 @@
+"""Cycles over a store that settles running jobs and carries them unlooked at (`api.Settled`,
+`Store._carried`) decide exactly as cycles over a store built afresh from the same events, while pods
+are bound, touched, deleted, created and marked releasing between them (a fractional request among
+them)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import event as note_event
+from hypothesis import strategies as st
+
+from py_volcano.api import ClusterInfo
+from py_volcano.cache.store import KINDS, Store
+from py_volcano.framework import PluginMemory, run_cycle
+from py_volcano.registry import default_registry, load_conf
+from tests.builders import node, pod, pod_group, queue
+from tests.unit.cache.test_built_snapshot import _all_jobs, _decisions, _feed, _node_state, _noted
+
+_KINDS = {kind.name: kind for kind in KINDS}
+CONF = load_conf(None)
+
+
+@st.composite
+def running_clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Nodes, queues, running gangs (most of them settle) and a few pending pods."""
+    nodes = draw(st.integers(1, 3))
+    objects = [node(name=f"n{i}", cpu=str(draw(st.integers(8, 16)))) for i in range(nodes)]
+    queues = [f"q{i}" for i in range(draw(st.integers(1, 3)))]
+    objects += [queue(name=name, weight=draw(st.integers(1, 3))) for name in queues]
+    for g in range(draw(st.integers(1, 6))):
+        members = draw(st.integers(1, 3))
+        minimum = {"cpu": str(members)} if draw(st.booleans()) else None
+        objects.append(
+            pod_group(
+                name=f"g{g}",
+                queue=draw(st.sampled_from(queues)),
+                min_member=draw(st.integers(1, members)),
+                phase="Running",
+                min_resources=minimum,
+            )
+        )
+        for t in range(members):
+            placed = f"n{draw(st.integers(0, nodes - 1))}" if draw(st.integers(0, 5)) else ""
+            objects.append(pod(name=f"g{g}-{t}", group=f"g{g}", cpu=str(draw(st.integers(1, 3))), node_name=placed))
+    for p in range(draw(st.integers(0, 3))):
+        objects.append(pod(name=f"p{p}", cpu=str(draw(st.integers(1, 4))), queue=draw(st.sampled_from(queues))))
+    return objects
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(objects=running_clusters(), data=st.data())
+def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[str, Any]], data: Any) -> None:
+    kept = Store(scheduler_name="py-volcano")
+    carried: list[int] = []
+    carry = kept._carried
+    kept._carried = lambda *args: _noted(carry(*args), carried)  # type: ignore[method-assign]
+    memory = PluginMemory(datetime.now(UTC))
+    _feed(kept, objects)
+    others = [obj for obj in objects if obj["kind"] != "Pod"]
+    pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
+    releasing: set[str] = set()
+    for cycle in range(5):
+        fresh = Store(scheduler_name="py-volcano")
+        _feed(fresh, others + list(pods.values()))
+        for key in releasing:
+            fresh.mark_releasing(key)
+        snapshots: list[ClusterInfo] = [kept.snapshot(token=CONF, settle=True), fresh.snapshot()]
+        assert [_node_state(n) for n in snapshots[0].nodes.values()] == [
+            _node_state(n) for n in snapshots[1].nodes.values()
+        ]
+        assert _all_jobs(snapshots[0]) == _all_jobs(snapshots[1])
+        results = [
+            run_cycle(snapshots[0], CONF, default_registry(), memory=memory),
+            run_cycle(snapshots[1], CONF, default_registry()),
+        ]
+        assert _decisions(results[0]) == _decisions(results[1])
+        changes: list[tuple[str, dict[str, Any]]] = []
+        for task, node_name in results[0].binds:
+            if data.draw(st.booleans(), label=f"echo of {task.name}"):
+                bound = copy.deepcopy(pods[task.name])
+                bound["spec"]["nodeName"] = node_name
+                bound["status"] = {"phase": "Running"}
+                changes.append(("MODIFIED", bound))
+        names = sorted(pods)
+        if names:
+            for name in data.draw(st.lists(st.sampled_from(names), max_size=1), label="touched"):
+                touched = copy.deepcopy(pods[name])
+                touched["metadata"]["labels"] = {"cycle": str(cycle)}
+                changes.append(("MODIFIED", touched))
+            gone = data.draw(st.lists(st.sampled_from(names), max_size=1), label="gone")
+            changes += [("DELETED", pods[name]) for name in gone]
+        if data.draw(st.integers(0, 3), label="new pod") == 0:
+            cpu = data.draw(st.sampled_from(["1", "2", "1500u"]), label="its cpu")
+            changes.append(("ADDED", pod(name=f"new-{cycle}", cpu=cpu)))
+        for kind_event, obj in changes:
+            kept.apply_event(_KINDS["Pod"], kind_event, obj)
+            if kind_event == "DELETED":
+                pods.pop(obj["metadata"]["name"], None)
+                releasing.discard(f"default/{obj['metadata']['name']}")
+            else:
+                pods[obj["metadata"]["name"]] = obj
+        placed = sorted(name for name, obj in pods.items() if obj["spec"].get("nodeName"))
+        if placed and data.draw(st.integers(0, 3), label="evicted") == 0:
+            key = f"default/{data.draw(st.sampled_from(placed), label='releasing')}"
+            kept.mark_releasing(key)  # as an eviction does
+            releasing.add(key)
+    note_event(f"carried: {bool(sum(carried))}")
