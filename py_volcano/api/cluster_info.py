@@ -182,7 +182,7 @@ class ClusterInfo:
         """Keep the `carried` jobs settled and move the `taken` jobs that settle (`api.settled.settles`)
         out of `jobs` into `settled` (no new one when a job is not `whole`)."""
         if settled.token is not token:
-            settled.update({})
+            settled.update({}, {})
             settled.token = token
         built = self.built_jobs
         fresh: dict[JobID, BuiltJob] = {}
@@ -202,7 +202,7 @@ class ClusterInfo:
             fresh = {}  # and the store carries none while a job requests a fraction
         for entry in fresh.values():
             entry.settled = True
-        settled.update({**carried, **fresh})
+        settled.update(carried, fresh)
         if fresh:
             self.jobs = {key: job for key, job in self.jobs.items() if key not in fresh}
         self.settled = settled

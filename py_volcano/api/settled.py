@@ -171,14 +171,16 @@ class Settled:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def update(self, entries: dict[JobID, BuiltJob]) -> None:
-        """Make `entries` the settled jobs (a new dict each snapshot); every kept sum follows."""
+    def update(self, kept: Mapping[JobID, BuiltJob], fresh: Mapping[JobID, BuiltJob]) -> None:
+        """Make `kept` (entries of this set, carried as they are) and `fresh` the settled jobs; every
+        kept sum follows."""
         old = self.entries
-        left = [key for key in old.keys() - entries.keys()]
-        left.extend(key for key in old.keys() & entries.keys() if old[key] is not entries[key])
-        joined = [entries[key] for key in entries.keys() - old.keys()]
-        joined.extend(entries[key] for key in left if key in entries)
-        self.entries = entries
+        left = list(old.keys() - kept.keys() - fresh.keys())
+        changed = [key for key in fresh.keys() & old.keys() if old[key] is not fresh[key]]
+        joined = [fresh[key] for key in fresh.keys() - old.keys()]
+        joined.extend(fresh[key] for key in changed)
+        left.extend(changed)
+        self.entries = {**kept, **fresh} if fresh else dict(kept)
         scalars, queues = self._scalars, self._queues
         for key in left:
             job = old[key].job

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 __all__ = ["PodOrder"]
 
-Entry = tuple[tuple[float, str], str]
+#: (order, key, job): the pod's sort key, `ns/name`, and the job it is a task of ("" for none of ours).
+Entry = tuple[tuple[float, str], str, str]
 #: Beyond this many changes since the last snapshot, sorting everything is cheaper than inserting each.
 _FEW = 256
 
 
 class PodOrder:
-    """Sorted `(order, key)` entries, with the entries added and removed since they were last sorted."""
+    """Sorted `(order, key, job)` entries, with the entries added and removed since they were last sorted."""
 
     __slots__ = ("_added", "_removed", "_sorted")
 
@@ -30,20 +31,20 @@ class PodOrder:
         self._added: list[Entry] = []
         self._removed: list[Entry] = []
 
-    def add(self, order: tuple[float, str], key: str) -> None:
-        """A usable pod enters the order."""
-        self._added.append((order, key))
+    def add(self, order: tuple[float, str], key: str, job: str = "") -> None:
+        """A usable pod enters the order, as a task of `job` ("": of no job of ours)."""
+        self._added.append((order, key, job))
 
-    def remove(self, order: tuple[float, str], key: str) -> None:
-        """A usable pod leaves the order (deleted, or no longer usable)."""
-        self._removed.append((order, key))
+    def remove(self, order: tuple[float, str], key: str, job: str = "") -> None:
+        """A usable pod leaves the order (deleted, no longer usable, or moved), as it entered it."""
+        self._removed.append((order, key, job))
 
     def reset(self, entries: Iterable[Entry]) -> None:
         """Replace the whole order (every pod parsed again)."""
         self._sorted, self._added, self._removed = sorted(entries), [], []
 
-    def ordered(self) -> list[str]:
-        """Return the pods' keys in snapshot order."""
+    def ordered(self, excluding: Collection[str] = ()) -> list[str]:
+        """Return the pods' keys in snapshot order, less the tasks of the jobs `excluding` names."""
         added, removed = self._added, self._removed
         if len(added) + len(removed) > _FEW:
             self._sorted = sorted(_without([*self._sorted, *added], removed))
@@ -56,7 +57,9 @@ class PodOrder:
                 if at < len(entries) and entries[at] == entry:
                     del entries[at]
         self._added, self._removed = [], []
-        return [key for _, key in self._sorted]
+        if excluding:
+            return [key for _, key, job in self._sorted if job not in excluding]
+        return [key for _, key, _ in self._sorted]
 
 
 def _without(entries: list[Entry], removed: list[Entry]) -> list[Entry]:

@@ -445,16 +445,26 @@ class Store:
             manifest = record.manifest()
             if manifest is not None:
                 self._parse(PODS, key, record, manifest, record.error)
-        self.pod_order.reset((record.spec.order, key) for key, record in records.items() if record.spec is not None)
+        self.pod_order.reset(
+            (record.spec.order, key, self._task_of(record.spec))
+            for key, record in records.items()
+            if record.spec is not None
+        )
+
+    def _task_of(self, pod: ParsedPod) -> str:
+        """The job a usable pod is a task of, "" for a pod of another scheduler (`PodOrder`'s entries)."""
+        return pod.job_id if pod.scheduler_name == self.scheduler_name else ""
 
     def _reorder(self, key: str, previous: ParsedPod | None, current: ParsedPod | None) -> None:
         """Keep `pod_order` current for a pod parsed before and after a change (None: absent or unusable)."""
-        if previous is not None and current is not None and previous.order == current.order:
+        was = (previous.order, self._task_of(previous)) if previous is not None else None
+        now = (current.order, self._task_of(current)) if current is not None else None
+        if was == now:
             return
-        if previous is not None:
-            self.pod_order.remove(previous.order, key)
-        if current is not None:
-            self.pod_order.add(current.order, key)
+        if was is not None:
+            self.pod_order.remove(was[0], key, was[1])
+        if now is not None:
+            self.pod_order.add(now[0], key, now[1])
 
     def _drop(self, kind: Kind, key: str) -> None:
         record = self.records[kind.name].pop(key, None)
@@ -621,11 +631,8 @@ class Store:
         pods: list[ParsedPod] = []
         holds = self.grouping.holds if self.grouping is not None else None
         records = self.records[PODS.name]
-        ours = self.scheduler_name
-        for key in self.pod_order.ordered():
+        for key in self.pod_order.ordered(carried):
             parsed: ParsedPod = records[key].spec
-            if carried and parsed.job_id in carried and parsed.scheduler_name == ours:
-                continue
             assumed = self.assumed.get(key)
             if holds is not None and parsed.owner is not None and assumed is None and holds(parsed):
                 continue
@@ -642,12 +649,16 @@ class Store:
             pods.append(parsed)
         return pods
 
-    def _pod_groups(self) -> list[PodGroupSpec]:
-        groups: list[PodGroupSpec] = self.specs(POD_GROUPS)
-        return [
-            dataclasses.replace(spec, phase=self.phases[spec.key]) if spec.key in self.phases else spec
-            for spec in groups
+    def _pod_groups(self, carried: Collection[JobID] = ()) -> list[PodGroupSpec]:
+        """The usable PodGroups with the phases our cycles decided, less those of `carried` jobs."""
+        records = self.records[POD_GROUPS.name].values()
+        groups: list[PodGroupSpec] = [
+            spec for record in records if (spec := record.spec) is not None and spec.key not in carried
         ]
+        phases = self.phases
+        if not phases:
+            return groups
+        return [dataclasses.replace(spec, phase=phases[spec.key]) if spec.key in phases else spec for spec in groups]
 
     def snapshot(
         self, *, backlog: Collection[JobID] = frozenset(), token: object = None, settle: bool = False
@@ -674,10 +685,7 @@ class Store:
             self.settled = Settled()
         carried = self._carried(token, nodes, queues) if settle else {}
         pods = self._pods(carried)
-        groups = sorted(
-            (group for group in self._pod_groups() if group.key not in carried),
-            key=lambda group: (group.creation, group.key),
-        )
+        groups = sorted(self._pod_groups(carried), key=lambda group: (group.creation, group.key))
         shared, inputs = self.backlog.prepare(
             backlog, token=token, pods=pods, groups=groups, queues=queues, shadow_phases=self.shadow_phases
         )

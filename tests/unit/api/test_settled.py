@@ -78,15 +78,15 @@ def test_settled_follows_its_entries_and_keeps_sums_and_scalar_names() -> None:
     entries = {uid: BuiltJob(job, job.pod_group, None, [], 0, ()) for uid, job in snapshot.jobs.items()}
     [a, b] = entries
     settled = Settled()
-    settled.update(dict(entries))
+    settled.update({}, dict(entries))
     cpu = settled.sums("cpu", lambda job: job.queue, lambda job: (job.allocated,))
     assert {key: (count, total.milli_cpu) for key, (count, (total,)) in cpu.items()} == {"default": (2, 5000.0)}
     assert set(settled.scalar_names()) == {"nvidia.com/gpu"}
-    settled.update({b: entries[b]})
+    settled.update({b: entries[b]}, {})
     cpu = settled.sums("cpu", lambda job: job.queue, lambda job: (job.allocated,))
     assert {key: (count, total.milli_cpu) for key, (count, (total,)) in cpu.items()} == {"default": (1, 3000.0)}
     assert not set(settled.scalar_names())
     again = BuiltJob(entries[b].job, entries[b].source, None, [], 0, ())  # the same id built again: leaves, joins
-    settled.update({a: entries[a], b: again})
+    settled.update({}, {a: entries[a], b: again})
     assert settled.sums("cpu", lambda job: job.queue, lambda job: ())["default"][0] == 2
     assert set(settled.scalar_names()) == {"nvidia.com/gpu"}
