@@ -275,6 +275,7 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "restart_pods": workload.restart_pods,
         "backlog_small_pod_p99_s": (report.get("backlog") or {}).get("p99_latency_s"),
         "large_cluster_cycle_s": report["large_cluster"].get("large_cluster_cycle_s"),
+        "large_cluster_settling_cycle_s": report["large_cluster"].get("large_cluster_settling_cycle_s"),
         "large_cluster_rss_mib": report["large_cluster"].get("large_cluster_rss_mib"),
     } | {key: value for key, value in report["network_topology"].items() if key.startswith("network_topology_")}
     if "volcano" in largest:

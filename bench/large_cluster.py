@@ -15,7 +15,8 @@ times (default 3), `--new` pending one-pod jobs of 100m CPU are created and a cy
 their binds' watch echoes are fed back before the next one. Each cycle is timed as the runner pays it:
 `Backoff`, `Store.snapshot`, `run_cycle`, `Store.record_phases`, `StatusWriter.submit` (queued only),
 `Metrics.observe_cycle`, and the release of the snapshot. Printed: wall and CPU seconds of each part,
-the median wall total of the measured cycles (`large_cluster_cycle_s`: snapshot + cycle + metrics) and
+the median wall total of the measured cycles (`large_cluster_cycle_s`: snapshot + cycle + metrics), the
+first of them alone (`large_cluster_settling_cycle_s`: the jobs the warm-up decided settle in it) and
 the process's peak RSS (`large_cluster_rss_mib`, VmHWM). `--profile FILE` records the measured cycles
 under cProfile (their times are then inflated) and prints the top functions by own and cumulative time.
 """
@@ -236,6 +237,7 @@ def measure(
         "cycles": rows,
         "large_cluster_cycle_s": statistics.median(row["total_s"] for row in steady) if steady else None,
         "large_cluster_cycle_cpu_s": statistics.median(row["total_cpu_s"] for row in steady) if steady else None,
+        "large_cluster_settling_cycle_s": steady[0]["total_s"] if steady else None,
         "large_cluster_rss_mib": memory_mib(os.getpid()).get("VmHWM"),
         "load_average": load_average(),
         "profiled": profile is not None,

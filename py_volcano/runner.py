@@ -461,7 +461,8 @@ class Runner:
         with _collector_paused():
             sharing = shares_backlog(conf)  # docs/semantics.md, "Backoff of unschedulable jobs", "Settled jobs"
             snapshot = self.store.snapshot(backlog=skip if sharing else frozenset(), token=conf, settle=sharing)
-            jobs, settled, nodes = len(snapshot.jobs), len(snapshot.settled), len(snapshot.nodes)
+            settled, nodes = len(snapshot.settled), len(snapshot.nodes)
+            jobs = len(snapshot.jobs) + settled  # settled jobs are in the snapshot, out of the session
             began = time.perf_counter()
             result = await asyncio.to_thread(
                 run_cycle,

@@ -182,8 +182,7 @@ class ClusterInfo:
         """Keep the `carried` jobs settled and move the `taken` jobs that settle (`api.settled.settles`)
         out of `jobs` into `settled` (no new one when a job is not `whole`)."""
         if settled.token is not token:
-            settled.update({}, {})
-            settled.token = token
+            settled.reset(token)
         built = self.built_jobs
         fresh: dict[JobID, BuiltJob] = {}
         whole = True

@@ -106,10 +106,10 @@ class _Tally:
 class SettledSums:
     """Per key, how many settled jobs there are and the sums of each of their figures."""
 
-    __slots__ = ("_cache", "_counts", "_figures", "_jobs", "_key", "_tallies")
+    __slots__ = ("_cache", "_counts", "_jobs", "_key", "_tallies", "figures")
 
     def __init__(self, key: Key, figures: Figures, jobs: Iterable[JobInfo]) -> None:
-        self._key, self._figures = key, figures
+        self._key, self.figures = key, figures
         self._jobs: dict[JobID, tuple[Hashable, tuple[Resource | None, ...]]] = {}
         self._counts: dict[Hashable, int] = {}
         self._tallies: dict[Hashable, list[_Tally]] = {}
@@ -119,7 +119,7 @@ class SettledSums:
 
     def join(self, job: JobInfo) -> None:
         """Add a job that settled."""
-        key, figures = self._key(job), self._figures(job)
+        key, figures = self._key(job), self.figures(job)
         self._jobs[job.uid] = (key, figures)
         self._counts[key] = self._counts.get(key, 0) + 1
         tallies = self._tallies.get(key)
@@ -171,6 +171,12 @@ class Settled:
     def __len__(self) -> int:
         return len(self.entries)
 
+    def reset(self, token: object) -> None:
+        """Empty the set and its sums for configuration `token`."""
+        self.token = token
+        self.entries, self._sums, self._scalars, self._queues = {}, {}, {}, {}
+        self.fractional = False
+
     def update(self, kept: Mapping[JobID, BuiltJob], fresh: Mapping[JobID, BuiltJob]) -> None:
         """Make `kept` (entries of this set, carried as they are) and `fresh` the settled jobs; every
         kept sum follows."""
@@ -198,11 +204,13 @@ class Settled:
                 sums.join(entry.job)
 
     def sums(self, name: str, key: Key, figures: Figures) -> Mapping[Hashable, tuple[int, tuple[Resource, ...]]]:
-        """Per key, the number of settled jobs and the sums of their `figures`; kept under `name`
-        (the first call's `key` and `figures` stand) from snapshot to snapshot."""
+        """Per key, the number of settled jobs and the sums of their `figures`; kept under `name` from
+        snapshot to snapshot (the first call's `key` stands; the last call's `figures` sums the jobs
+        that settle next, as `update` takes them in: it must give what it gave for the same job)."""
         sums = self._sums.get(name)
         if sums is None:
             sums = self._sums[name] = SettledSums(key, figures, (entry.job for entry in self.entries.values()))
+        sums.figures = figures
         return sums.totals()
 
     def scalar_names(self) -> Iterable[str]:

@@ -20,7 +20,6 @@ from py_volcano.plugins.proportion.queue_attr import (
     QueueAttr,
     effective_capability,
     real_capability,
-    settled_figures,
     settled_queue,
     split_deserved,
 )
@@ -54,7 +53,8 @@ class QueueShares:
         and so do its settled jobs (`api.Settled`: their `JobSums` added up per queue)."""
         shares = cls(ssn)
         backlog = ssn.backlog
-        settled = ssn.settled.sums(NAME, settled_queue, settled_figures)
+        kept = ssn.memory.recall(NAME, KeptJobSums)  # read for the jobs that settle before `take` renews it
+        settled = ssn.settled.sums(NAME, settled_queue, kept.settled_figures)
         named = {job.queue for job in ssn.jobs.values()}
         named.update(cast(QueueID, queue_id) for queue_id in settled)
         for queue in ssn.queues.values():  # in queue order, whichever job comes first
@@ -65,7 +65,7 @@ class QueueShares:
             attr = shares.attrs.get(job.queue)
             if attr is not None and job.uid not in backlog.entries:
                 counted.append((attr, job))
-        per_job = ssn.memory.recall(NAME, KeptJobSums).take(job for _, job in counted)
+        per_job = kept.take(job for _, job in counted)
         if per_job is None:
             for attr, job in counted:
                 attr.add_job(job)

@@ -30,7 +30,6 @@ __all__ = [
     "QueueAttr",
     "effective_capability",
     "real_capability",
-    "settled_figures",
     "settled_queue",
     "split_deserved",
 ]
@@ -175,12 +174,6 @@ def settled_queue(job: JobInfo) -> QueueID:
     return job.queue
 
 
-def settled_figures(job: JobInfo) -> tuple[Resource | None, ...]:
-    """What a settled job adds to its queue (`api.Settled.sums`): its `JobSums`, in `add_totals` order."""
-    sums = JobSums(job)
-    return sums.allocated, sums.request, sums.inqueue, sums.elastic
-
-
 def _unless_empty(resource: Resource) -> Resource | None:
     """None for a resource with no dimension at all (adding it changes nothing), else the resource."""
     return None if resource.milli_cpu == 0 and resource.memory == 0 and not resource.scalars else resource
@@ -210,6 +203,14 @@ class KeptJobSums:
             sums.append(entry[2])
         self.jobs = fresh
         return sums if whole else None
+
+    def settled_figures(self, job: JobInfo) -> tuple[Resource | None, ...]:
+        """What a job that settled adds to its queue (`api.Settled.sums`), in `QueueAttr.add_totals`
+        order: its kept `JobSums` while it is the job kept and no session changed it, else summed now."""
+        entry = self.jobs.get(job.uid)
+        kept = entry is not None and entry[0] is job and entry[1] == job_fingerprint(job)
+        sums = entry[2] if entry is not None and kept else JobSums(job)
+        return sums.allocated, sums.request, sums.inqueue, sums.elastic
 
 
 def effective_capability(capability: Resource | None) -> Resource | None:
