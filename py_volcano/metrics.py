@@ -352,7 +352,7 @@ class Metrics:
             queues=result.queues,
             queue_statuses=result.queue_statuses,
             namespace_shares={namespace: shares.of(used) for namespace, used in namespaces.items()},
-            unready_jobs=sum(1 for job in self._jobs.values() if job.unready),
+            unready_jobs=sum(1 for uid in cluster.jobs if self._jobs[uid].unready),  # a settled job is ready
             preemption_victims=(
                 previous.preemption_victims if result.preemption_victims is None else result.preemption_victims
             ),
