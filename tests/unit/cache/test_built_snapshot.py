@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from py_volcano.api import BuiltJob, ClusterInfo, CycleResult, JobInfo, NodeInfo, QueueFigures, Resource
 from py_volcano.cache.store import KINDS, Store
-from py_volcano.framework import PluginMemory, run_cycle, shares_backlog
+from py_volcano.framework import PluginMemory, SchedulerConf, run_cycle, shares_backlog
 from py_volcano.registry import default_registry
 from tests.builders import node, pod
 from tests.unit.framework.test_backoff_equivalence import CONFS, clusters
@@ -67,9 +67,43 @@ def _decisions(result: CycleResult) -> tuple[Any, ...]:
     return binds, evictions, sorted(result.pipelined.items()), groups, result.pod_waits, queues, statuses
 
 
-def _noted(carried: dict[Any, Any], counts: list[int]) -> dict[Any, Any]:
-    counts.append(len(carried))
-    return carried
+def cycles_decide_alike(snapshots: list[ClusterInfo], conf: SchedulerConf, memory: PluginMemory) -> list[CycleResult]:
+    """Run a cycle over the kept store's snapshot (with `memory`) and one over the fresh store's; assert
+    they decide alike and return both results."""
+    results = [
+        run_cycle(snapshots[0], conf, default_registry(), memory=memory),
+        run_cycle(snapshots[1], conf, default_registry()),
+    ]
+    assert _decisions(results[0]) == _decisions(results[1])
+    return results
+
+
+def echoes(result: CycleResult, pods: dict[str, dict[str, Any]], data: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The watch echoes of the cycle's binds that the test lets come back: the pod bound and Running."""
+    changes: list[tuple[str, dict[str, Any]]] = []
+    for task, node_name in result.binds:
+        if data.draw(st.booleans(), label=f"echo of {task.name}"):
+            bound = copy.deepcopy(pods[task.name])
+            bound["spec"]["nodeName"] = node_name
+            bound["status"] = {"phase": "Running"}
+            changes.append(("MODIFIED", bound))
+    return changes
+
+
+def counting_store(objects: list[dict[str, Any]]) -> tuple[Store, list[int]]:
+    """A store fed `objects`, and the number of settled jobs each of its snapshots carries."""
+    store = Store(scheduler_name="py-volcano")
+    carried: list[int] = []
+    carry = store._carried
+
+    def noted(*args: Any) -> dict[Any, Any]:
+        jobs = carry(*args)
+        carried.append(len(jobs))
+        return jobs
+
+    store._carried = noted  # type: ignore[method-assign,assignment]
+    _feed(store, objects)
+    return store, carried
 
 
 def _all_jobs(snapshot: ClusterInfo) -> list[tuple[Any, ...]]:
@@ -117,12 +151,8 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
     snapshots where the configuration allows (`api.Settled`)."""
     sharing = shares_backlog(CONFS[conf])
     settled = 0
-    kept = Store(scheduler_name="py-volcano")
-    carried: list[int] = []
-    carry = kept._carried
-    kept._carried = lambda *args: _noted(carry(*args), carried)  # type: ignore[method-assign]
+    kept, carried = counting_store(objects)
     memory = PluginMemory(datetime.now(UTC))
-    _feed(kept, objects)
     events: list[tuple[str, dict[str, Any]]] = [("ADDED", obj) for obj in objects]
     pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
     for _ in range(3):
@@ -138,18 +168,8 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
         assert _all_jobs(snapshots[0]) == _all_jobs(snapshots[1])
         order = list(snapshots[1].jobs)
         assert list(snapshots[0].jobs) == [uid for uid in order if uid not in snapshots[0].settled.entries]
-        results = [
-            run_cycle(snapshots[0], CONFS[conf], default_registry(), memory=memory),
-            run_cycle(snapshots[1], CONFS[conf], default_registry()),
-        ]
-        assert _decisions(results[0]) == _decisions(results[1])
-        changes: list[tuple[str, dict[str, Any]]] = []
-        for task, node_name in results[0].binds:
-            if data.draw(st.booleans(), label=f"echo of {task.name}"):
-                bound = copy.deepcopy(pods[task.name])
-                bound["spec"]["nodeName"] = node_name
-                bound["status"] = {"phase": "Running"}
-                changes.append(("MODIFIED", bound))
+        results = cycles_decide_alike(snapshots, CONFS[conf], memory)
+        changes = echoes(results[0], pods, data)
         for task, _ in results[0].evictions:
             changes.append(("DELETED", pods[task.name]))
         if pods:

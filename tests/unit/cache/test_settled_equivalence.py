@@ -15,10 +15,17 @@ from hypothesis import strategies as st
 
 from py_volcano.api import ClusterInfo
 from py_volcano.cache.store import KINDS, Store
-from py_volcano.framework import PluginMemory, run_cycle
-from py_volcano.registry import default_registry, load_conf
+from py_volcano.framework import PluginMemory
+from py_volcano.registry import load_conf
 from tests.builders import node, pod, pod_group, queue
-from tests.unit.cache.test_built_snapshot import _all_jobs, _decisions, _feed, _node_state, _noted
+from tests.unit.cache.test_built_snapshot import (
+    _all_jobs,
+    _feed,
+    _node_state,
+    counting_store,
+    cycles_decide_alike,
+    echoes,
+)
 
 _KINDS = {kind.name: kind for kind in KINDS}
 CONF = load_conf(None)
@@ -54,12 +61,8 @@ def running_clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(objects=running_clusters(), data=st.data())
 def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[str, Any]], data: Any) -> None:
-    kept = Store(scheduler_name="py-volcano")
-    carried: list[int] = []
-    carry = kept._carried
-    kept._carried = lambda *args: _noted(carry(*args), carried)  # type: ignore[method-assign]
+    kept, carried = counting_store(objects)
     memory = PluginMemory(datetime.now(UTC))
-    _feed(kept, objects)
     others = [obj for obj in objects if obj["kind"] != "Pod"]
     pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
     releasing: set[str] = set()
@@ -73,18 +76,8 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
             _node_state(n) for n in snapshots[1].nodes.values()
         ]
         assert _all_jobs(snapshots[0]) == _all_jobs(snapshots[1])
-        results = [
-            run_cycle(snapshots[0], CONF, default_registry(), memory=memory),
-            run_cycle(snapshots[1], CONF, default_registry()),
-        ]
-        assert _decisions(results[0]) == _decisions(results[1])
-        changes: list[tuple[str, dict[str, Any]]] = []
-        for task, node_name in results[0].binds:
-            if data.draw(st.booleans(), label=f"echo of {task.name}"):
-                bound = copy.deepcopy(pods[task.name])
-                bound["spec"]["nodeName"] = node_name
-                bound["status"] = {"phase": "Running"}
-                changes.append(("MODIFIED", bound))
+        results = cycles_decide_alike(snapshots, CONF, memory)
+        changes = echoes(results[0], pods, data)
         names = sorted(pods)
         if names:
             for name in data.draw(st.lists(st.sampled_from(names), max_size=1), label="touched"):

@@ -5,28 +5,20 @@ the metrics keep what they had for it, and it comes back into the session when i
 from __future__ import annotations
 
 import copy
-from typing import Any, cast
+from typing import cast
 
 from py_volcano.api import CycleResult, JobID
 from py_volcano.cache.client import ApiClient
 from py_volcano.cache.status import StatusWriter
-from py_volcano.cache.store import KINDS, Store
+from py_volcano.cache.store import KINDS
 from py_volcano.framework import run_cycle
 from py_volcano.metrics import Metrics
 from py_volcano.registry import default_registry, load_conf
 from tests.builders import node, pod, pod_group
+from tests.unit.framework.test_backlog_sharing import fed
 
 _KINDS = {kind.name: kind for kind in KINDS}
 RUNNING = JobID("default/r")
-
-
-def _store(*objects: dict[str, Any]) -> Store:
-    store = Store(scheduler_name="py-volcano")
-    for kind in KINDS:
-        for obj in objects:
-            if obj["kind"] == kind.name:
-                store.apply_event(kind, "ADDED", obj)
-    return store
 
 
 def _pod_group_writes(writer: StatusWriter) -> list[str]:
@@ -35,7 +27,7 @@ def _pod_group_writes(writer: StatusWriter) -> list[str]:
 
 def test_a_running_job_settles_after_a_decided_status_and_comes_back_when_its_pod_changes() -> None:
     running = pod(name="r-0", group="r", cpu="2", node_name="n0")
-    store = _store(node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), running, pod(name="p", cpu="1"))
+    store = fed([node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), running, pod(name="p", cpu="1")])
     conf, registry = load_conf(None), default_registry()
     writer = StatusWriter(cast(ApiClient, object()), scheduler_name="py-volcano")
     metrics = Metrics()
@@ -73,8 +65,8 @@ def test_a_running_job_settles_after_a_decided_status_and_comes_back_when_its_po
 
 
 def test_nothing_settles_under_another_configuration_or_beside_a_fractional_request() -> None:
-    store = _store(
-        node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), pod(name="r-0", group="r", node_name="n0")
+    store = fed(
+        [node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), pod(name="r-0", group="r", node_name="n0")]
     )
     conf, registry = load_conf(None), default_registry()
     run_cycle(store.snapshot(token=conf, settle=True), conf, registry)
@@ -89,8 +81,8 @@ def test_nothing_settles_under_another_configuration_or_beside_a_fractional_requ
 
 def test_a_cycle_result_without_settled_jobs_drops_their_records() -> None:
     writer = StatusWriter(cast(ApiClient, object()), scheduler_name="py-volcano")
-    store = _store(
-        node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), pod(name="r-0", group="r", node_name="n0")
+    store = fed(
+        [node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), pod(name="r-0", group="r", node_name="n0")]
     )
     conf = load_conf(None)
     writer.submit(run_cycle(store.snapshot(token=conf), conf, default_registry()))
