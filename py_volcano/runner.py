@@ -40,6 +40,7 @@ from py_volcano.cache import (
     ApplyReport,
     Backoff,
     Binder,
+    DecisionStream,
     LeaderElector,
     NodeShardPoller,
     NodeUsagePoller,
@@ -464,6 +465,7 @@ class Runner:
             settled, nodes = len(snapshot.settled), len(snapshot.nodes)
             jobs = len(snapshot.jobs) + settled  # settled jobs are in the snapshot, out of the session
             began = time.perf_counter()
+            stream = DecisionStream(self.binder, asyncio.get_running_loop())  # binds leave as statements commit
             result = await asyncio.to_thread(
                 run_cycle,
                 snapshot,
@@ -473,18 +475,19 @@ class Runner:
                 now=self.wall_clock(),
                 memory=self.memory,
                 skip=skip,
+                on_binds=stream.put,
             )
             self.backoff.record(result.unschedulable_jobs, result.pod_groups.keys())
             self._reads_clock = result.reads_clock
             seconds = time.perf_counter() - began
             self.store.record_phases(_phases(result))
+            sending = stream.close(result.evictions)  # the rest, sent while the metrics are taken
+            self.in_flight.add(sending)
+            sending.add_done_callback(lambda task: self._applied(number, task))
             await asyncio.to_thread(self.metrics.observe_cycle, result, seconds, snapshot)
             if self.is_leader():  # the Lease may have gone while the cycle ran: then a standby writes nothing
                 self.status.submit(result)
             del snapshot  # freed here, by reference counting, before the collector resumes
-        sending = self.binder.submit(result.binds, result.evictions)
-        self.in_flight.add(sending)
-        sending.add_done_callback(lambda task: self._applied(number, task))
         log.info(
             "cycle_done",
             cycle=number,

@@ -14,7 +14,7 @@ from py_volcano.cache.store import KINDS, QUEUES, Kind, Store
 
 if TYPE_CHECKING:
     from py_volcano.cache.backoff import Backoff
-    from py_volcano.cache.binder import ApplyReport, Binder
+    from py_volcano.cache.binder import ApplyReport, Binder, DecisionStream
     from py_volcano.cache.client import ApiClient, Credentials, api_failure, load_credentials, status_message
     from py_volcano.cache.informer import INFORMED_KINDS, inform
     from py_volcano.cache.leader import LeaderElector
@@ -35,6 +35,7 @@ __all__ = [
     "Backoff",
     "Binder",
     "Credentials",
+    "DecisionStream",
     "Kind",
     "LeaderElector",
     "NodeShardPoller",
@@ -56,6 +57,7 @@ _IO_MODULES = {
     "Backoff": "backoff",
     "ApplyReport": "binder",
     "Binder": "binder",
+    "DecisionStream": "binder",
     "ApiClient": "client",
     "Credentials": "client",
     "api_failure": "client",

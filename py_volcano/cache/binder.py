@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -28,7 +29,16 @@ from py_volcano.cache.status import STRATEGIC_MERGE_PATCH
 from py_volcano.cache.store import Store
 from py_volcano.errors import ApiError, BindError, EvictError
 
-__all__ = ["ApplyReport", "Binder", "annotate_pod", "bind_outcome", "bind_pod", "evict_pod", "unreachable"]
+__all__ = [
+    "ApplyReport",
+    "Binder",
+    "DecisionStream",
+    "annotate_pod",
+    "bind_outcome",
+    "bind_pod",
+    "evict_pod",
+    "unreachable",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -139,6 +149,51 @@ class ApplyReport:
     unreachable: dict[str, str] = field(default_factory=dict)
 
 
+def log_unreachable(report: ApplyReport) -> None:
+    """Log, once for a report, that the API server was found unreachable and what was not sent."""
+    if report.unreachable:
+        log.error(
+            "api_server_unreachable",
+            failed=len(report.unreachable),
+            not_sent=len(report.not_sent),
+            reason=next(iter(report.unreachable.values())),
+        )
+
+
+class DecisionStream:
+    """One cycle's decisions sent as they come, under one report: each statement's binds as it commits
+    (`put`, from the cycle's thread: Volcano binds as a statement commits, not when the cycle ends),
+    the evictions when the cycle is over (`close`)."""
+
+    def __init__(self, binder: Binder, loop: asyncio.AbstractEventLoop) -> None:
+        self.binder, self.loop = binder, loop
+        self.report = ApplyReport()
+        self._queue: deque[list[tuple[TaskInfo, str]]] = deque()
+        self._sent: list[asyncio.Task[ApplyReport]] = []
+
+    def put(self, binds: Sequence[tuple[TaskInfo, str]]) -> None:
+        """Take a committed statement's binds (any thread); the event loop sends them next."""
+        self._queue.append(list(binds))
+        self.loop.call_soon_threadsafe(self.drain)
+
+    def drain(self) -> None:
+        """Send the binds taken so far (on the event loop)."""
+        while self._queue:
+            self._sent.append(self.binder.submit(self._queue.popleft(), (), self.report))
+
+    def close(self, evictions: Sequence[tuple[TaskInfo, str]]) -> asyncio.Task[ApplyReport]:
+        """Send what is left and the cycle's `evictions`; the task ends with every call answered."""
+        self.drain()
+        if evictions:
+            self._sent.append(self.binder.submit((), evictions, self.report))
+        return asyncio.create_task(self._answered(), name="apply-decisions")
+
+    async def _answered(self) -> ApplyReport:
+        await asyncio.gather(*self._sent)
+        log_unreachable(self.report)
+        return self.report
+
+
 class Binder:
     """Send binds and evictions with bounded concurrency, keeping the store's overlays right."""
 
@@ -164,34 +219,40 @@ class Binder:
         self._semaphore = asyncio.Semaphore(concurrency)
 
     def submit(
-        self, binds: Sequence[tuple[TaskInfo, str]], evictions: Sequence[tuple[TaskInfo, str]]
+        self,
+        binds: Sequence[tuple[TaskInfo, str]],
+        evictions: Sequence[tuple[TaskInfo, str]],
+        report: ApplyReport | None = None,
     ) -> asyncio.Task[ApplyReport]:
         """Hold every decision in the store's overlays now and send them in the background.
 
         The overlays are in place when this returns, so the next snapshot already sees the pods on
         their nodes (or Releasing) however long the calls take; the task's result is the report.
+        `report` is one to add to (a `DecisionStream`'s, which then says when the API server was
+        unreachable); none: a report of these decisions alone.
         """
         for task, _ in evictions:
             self.store.mark_releasing(task.key)
         for task, node in binds:
             self.store.assume(task.key, node, task.bind_annotations)
-        return asyncio.create_task(self._send(binds, evictions), name="apply-decisions")
+        own = report is None
+        return asyncio.create_task(
+            self._send(binds, evictions, report or ApplyReport(), own), name="apply-decisions"
+        )
 
     async def _send(
-        self, binds: Sequence[tuple[TaskInfo, str]], evictions: Sequence[tuple[TaskInfo, str]]
+        self,
+        binds: Sequence[tuple[TaskInfo, str]],
+        evictions: Sequence[tuple[TaskInfo, str]],
+        report: ApplyReport,
+        own: bool,
     ) -> ApplyReport:
-        report = ApplyReport()
         await asyncio.gather(
             *(self._evict(task, reason, report) for task, reason in evictions),
             *(self._bind(task, node, report) for task, node in binds),
         )
-        if report.unreachable:
-            log.error(
-                "api_server_unreachable",
-                failed=len(report.unreachable),
-                not_sent=len(report.not_sent),
-                reason=next(iter(report.unreachable.values())),
-            )
+        if own:
+            log_unreachable(report)
         return report
 
     async def _bind(self, task: TaskInfo, node: str, report: ApplyReport) -> None:

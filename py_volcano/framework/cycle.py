@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime
 
 import structlog
 
-from py_volcano.api import ClusterInfo, CycleResult, JobID
+from py_volcano.api import ClusterInfo, CycleResult, JobID, TaskInfo
 from py_volcano.framework.conf import SchedulerConf
 from py_volcano.framework.memory import PluginMemory
 from py_volcano.framework.plugin import Registry
@@ -27,11 +28,14 @@ def run_cycle(
     now: datetime | None = None,
     memory: PluginMemory | None = None,
     skip: frozenset[JobID] = frozenset(),
+    on_binds: Callable[[list[tuple[TaskInfo, str]]], None] | None = None,
 ) -> CycleResult:
     """Run every action of `conf` in order over `cluster` (which the cycle then owns), at wall-clock time
     `now` (the current time when None), with what plugins kept from earlier cycles in `memory`, leaving
-    out the jobs in `skip` (backed off by the runner: docs/semantics.md, "Backoff of unschedulable jobs")."""
+    out the jobs in `skip` (backed off by the runner: docs/semantics.md, "Backoff of unschedulable jobs").
+    `on_binds` is handed each statement's binds as it commits (they are in the result too)."""
     ssn = open_session(cluster, conf, registry, cycle=cycle, now=now, memory=memory, skip=skip)
+    ssn.on_binds = on_binds
     durations: dict[str, float] = {}
     for name in conf.actions:
         action = registry.actions[name].new(conf.action_args[name])

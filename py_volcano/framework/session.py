@@ -117,6 +117,8 @@ class Session(ExtensionPoints):
         self.plugins: dict[str, Plugin] = {}
         self.plugin_durations: dict[tuple[str, str], float] = {}
         self.binds: list[tuple[TaskInfo, str]] = []
+        #: Handed each statement's binds as it commits (`run_cycle`'s `on_binds`); None: nobody listens.
+        self.on_binds: Callable[[list[tuple[TaskInfo, str]]], None] | None = None
         self.evictions: list[tuple[TaskInfo, str]] = []
         self.queue_figures: dict[str, QueueFigures] = {}
         self.preemption_attempts = 0

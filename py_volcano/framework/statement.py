@@ -97,13 +97,19 @@ class Statement:
         other.operations = []
 
     def commit(self) -> None:
-        """Record every operation as a decision on the session, in order."""
+        """Record every operation as a decision on the session, in order; hand the binds to the
+        session's `on_binds` at once."""
+        binds: list[tuple[TaskInfo, str]] = []
         for op in self.operations:
             if op.kind is Operation.EVICT:
                 self.ssn.evictions.append((op.task, op.reason))
             elif op.kind is Operation.ALLOCATE:
-                self.ssn.binds.append((op.task, op.node))
+                binds.append((op.task, op.node))
         self.operations = []
+        if binds:
+            self.ssn.binds.extend(binds)
+            if self.ssn.on_binds is not None:
+                self.ssn.on_binds(binds)
 
     def discard(self) -> None:
         """Undo every operation, last first, restoring the state before each."""

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
-from py_volcano.cache.binder import ApplyReport, Binder
+from py_volcano.api import TaskInfo
+from py_volcano.cache.binder import ApplyReport, Binder, DecisionStream
 from py_volcano.cache.client import ApiClient, Credentials
 from py_volcano.cache.store import NODES, POD_GROUPS, PODS, Store
 from tests.unit.cache.test_store import idle_cpu, node, pod, reconcile
@@ -53,8 +54,17 @@ def free_port() -> int:
         return port
 
 
+#: How a test hands the binds to the binder; the default submits them in one batch.
+Deliver = Callable[[Binder, list[tuple[TaskInfo, str]]], Awaitable[ApplyReport]]
+
+
 async def send(
-    store: Store, answers: Mapping[str, Answer] | None, pods: int, *, concurrency: int = 1
+    store: Store,
+    answers: Mapping[str, Answer] | None,
+    pods: int,
+    *,
+    concurrency: int = 1,
+    deliver: Deliver = lambda binder, binds: binder.submit(binds, []),
 ) -> tuple[ApplyReport, list[str]]:
     """Bind pods p0..p<pods-1> to n1 through a loopback server answering each pod's Binding from
     `answers` (201 when absent); `answers` None: nothing listens. Return the report and the pods whose
@@ -81,7 +91,7 @@ async def send(
     try:
         binder = Binder(client, store, concurrency=concurrency, is_leader=lambda: True)
         tasks = [store.pod(f"ns/p{i}") for i in range(pods)]
-        report = await binder.submit([(parsed.task, "n1") for parsed in tasks if parsed is not None], [])
+        report = await deliver(binder, [(parsed.task, "n1") for parsed in tasks if parsed is not None])
     finally:
         await client.close()
         await runner.cleanup()
@@ -167,3 +177,35 @@ def test_a_refused_connection_rolls_the_batch_back_and_the_next_batch_binds_all(
 
     report, received = asyncio.run(send(store, {}, 6, concurrency=2))
     assert sorted(report.bound) == [f"ns/p{i}" for i in range(6)] and len(received) == 6
+
+
+async def streamed(binder: Binder, binds: list[tuple[TaskInfo, str]]) -> ApplyReport:
+    """Hand the binds to a `DecisionStream` one statement (one bind) at a time from a worker thread, as
+    a cycle's commits do, then close it."""
+    stream = DecisionStream(binder, asyncio.get_running_loop())
+
+    def cycle() -> None:
+        for bind in binds:
+            stream.put([bind])
+
+    await asyncio.to_thread(cycle)
+    return await stream.close([])
+
+
+def test_binds_streamed_as_statements_commit_are_all_sent_under_one_report(store: Store) -> None:
+    add_pods(store, 5)
+    report, received = asyncio.run(send(store, {}, 5, deliver=streamed))
+    assert sorted(report.bound) == [f"ns/p{i}" for i in range(5)] and sorted(received) == [f"p{i}" for i in range(5)]
+    assert all(store.bind_observed(f"ns/p{i}") is False for i in range(5))  # assumed until the watch shows them
+
+
+def test_a_stream_stops_at_an_unavailable_api_server_with_one_log_line(store: Store) -> None:
+    """The report is shared: once a bind of one statement finds the API server unavailable, the binds of
+    the later statements are not sent, and the cycle logs it once."""
+    add_pods(store, 4)
+    with capture_logs() as logs:
+        report, received = asyncio.run(send(store, {f"p{i}": status(503) for i in range(4)}, 4, deliver=streamed))
+    assert received == ["p0"]
+    assert list(report.unreachable) == ["ns/p0"] and sorted(report.not_sent) == ["ns/p1", "ns/p2", "ns/p3"]
+    errors = [line for line in logs if line["log_level"] == "error"]
+    assert [line["event"] for line in errors] == ["api_server_unreachable"] and errors[0]["not_sent"] == 3

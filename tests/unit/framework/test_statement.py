@@ -8,7 +8,7 @@ import numpy as np
 
 from py_volcano.actions import ACTIONS
 from py_volcano.api import TaskStatus
-from py_volcano.framework import EventHandler, Registry, Session, Statement, open_session, parse_conf
+from py_volcano.framework import EventHandler, Registry, Session, Statement, open_session, parse_conf, run_cycle
 from py_volcano.plugins import PLUGINS
 from tests.builders import cluster, node, pod, pod_group
 
@@ -36,8 +36,13 @@ def session() -> Session:
 def state(ssn: Session) -> Any:
     nodes = {
         name: (
-            n.idle.milli_cpu, n.used.milli_cpu, n.releasing.milli_cpu, n.pipelined.milli_cpu,
-            n.used_pods, n.releasing_pods, n.pipelined_pods,
+            n.idle.milli_cpu,
+            n.used.milli_cpu,
+            n.releasing.milli_cpu,
+            n.pipelined.milli_cpu,
+            n.used_pods,
+            n.releasing_pods,
+            n.pipelined_pods,
             sorted((t.name, t.status.value) for t in n.tasks.values()),
         )
         for name, n in ssn.nodes.items()
@@ -61,8 +66,9 @@ def test_discard_restores_the_exact_prior_state() -> None:
     """Allocate, pipeline and evict, then discard: nodes, jobs and arrays are as before."""
     ssn = session()
     events: list[str] = []
-    ssn.add_event_handler(EventHandler(allocate=lambda t: events.append(f"+{t.name}"),
-                                       deallocate=lambda t: events.append(f"-{t.name}")))
+    ssn.add_event_handler(
+        EventHandler(allocate=lambda t: events.append(f"+{t.name}"), deallocate=lambda t: events.append(f"-{t.name}"))
+    )
     before = state(ssn)
     victim = tasks(ssn, "run")[0]
     new0, new1 = tasks(ssn, "new")
@@ -124,6 +130,26 @@ def test_merge_moves_operations_so_one_discard_undoes_them_all() -> None:
     job_stmt.merge(node_stmt)
     assert node_stmt.operations == []
     assert [(op.kind.value, op.task.name) for op in job_stmt.operations] == [
-        ("allocate", "new-1"), ("evict", "run-0"), ("pipeline", "new-0")]
+        ("allocate", "new-1"),
+        ("evict", "run-0"),
+        ("pipeline", "new-0"),
+    ]
     job_stmt.discard()
     assert state(ssn)[:2] == before[:2]
+
+
+def test_each_commit_hands_its_binds_to_the_cycles_listener_in_result_order() -> None:
+    """`run_cycle(on_binds=...)` gets one list per committed statement: a gang's binds together, once it
+    is ready, then each one-pod job's; together they are the result's binds, in order."""
+    snapshot = cluster(
+        node(name="n1", cpu="8"),
+        pod_group(name="gang", phase="Inqueue", min_member=3),
+        *(pod(name=f"gang-{index}", group="gang", cpu="1") for index in range(3)),
+        pod(name="solo-0", cpu="1"),
+        pod(name="solo-1", cpu="1"),
+    )
+    batches: list[list[str]] = []
+    result = run_cycle(snapshot, CONF, REGISTRY, on_binds=lambda binds: batches.append([t.name for t, _ in binds]))
+    assert sorted(len(batch) for batch in batches) == [1, 1, 3]
+    assert sorted(batches[[len(batch) for batch in batches].index(3)]) == ["gang-0", "gang-1", "gang-2"]
+    assert [name for batch in batches for name in batch] == [task.name for task, _ in result.binds]
