@@ -466,17 +466,23 @@ class Runner:
             jobs = len(snapshot.jobs) + settled  # settled jobs are in the snapshot, out of the session
             began = time.perf_counter()
             stream = DecisionStream(self.binder, asyncio.get_running_loop())  # binds leave as statements commit
-            result = await asyncio.to_thread(
-                run_cycle,
-                snapshot,
-                conf,
-                self.registry,
-                cycle=number,
-                now=self.wall_clock(),
-                memory=self.memory,
-                skip=skip,
-                on_binds=stream.put,
-            )
+            try:
+                result = await asyncio.to_thread(
+                    run_cycle,
+                    snapshot,
+                    conf,
+                    self.registry,
+                    cycle=number,
+                    now=self.wall_clock(),
+                    memory=self.memory,
+                    skip=skip,
+                    on_binds=stream.put,
+                )
+            except BaseException:  # the binds committed before the failure are sent: see them through
+                leftover = stream.close(())
+                self.in_flight.add(leftover)
+                leftover.add_done_callback(self.in_flight.discard)
+                raise
             self.backoff.record(result.unschedulable_jobs, result.pod_groups.keys())
             self._reads_clock = result.reads_clock
             seconds = time.perf_counter() - began

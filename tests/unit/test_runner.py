@@ -175,3 +175,45 @@ def test_unsupported_names_are_logged_as_errors_at_load_and_at_every_reload(tmp_
     errors = [(e["event"], e["kind"], e["name"]) for e in logs if e["log_level"] == "error"]
     assert errors == EXPECTED_ERRORS
     assert seen == [(("action", "dance"), ("plugin", "magic"))]
+
+
+def test_the_binds_committed_before_a_cycle_fails_are_seen_through(tmp_path: Path) -> None:
+    """Binds leave as statements commit; when a later action raises, the ones already handed over are
+    still sent (here to an address where nothing listens) and tracked until answered."""
+    from py_volcano.actions import ACTIONS
+    from py_volcano.cache import ApiClient, Credentials
+    from py_volcano.cache.store import NODES, PODS
+    from py_volcano.framework import ActionEntry, NoArgs, Registry, Session
+    from py_volcano.runner import Runner
+    from py_volcano.settings import Settings
+    from tests.builders import node, pod
+
+    class Broken:
+        name = "broken"
+
+        def execute(self, ssn: Session) -> None:
+            raise RuntimeError("an action's bug")
+
+    registry = default_registry()
+    registry = Registry(
+        plugins=registry.plugins, actions={**ACTIONS, "broken": ActionEntry(NoArgs.parse, lambda _: Broken())}
+    )
+
+    async def scenario(directory: Path) -> tuple[object, set[str]]:
+        client = ApiClient(Credentials(server="http://127.0.0.1:9"), timeout=0.3)
+        try:
+            path = directory / "volcano-scheduler.conf"
+            path.write_text("actions: enqueue, allocate, broken\ntiers:\n- plugins:\n  - name: gang\n")
+            runner = Runner(Settings(), client, ConfFile(path, registry), registry=registry)
+            runner.store.apply_event(NODES, "ADDED", node(name="n1", cpu="4"))
+            runner.store.apply_event(PODS, "ADDED", pod(name="p", cpu="1"))
+            with capture_logs():
+                outcome = await runner.guarded_cycle(3)
+                [sending] = runner.in_flight
+                report = await sending
+            return outcome, {*report.unreachable, *report.not_sent, *report.bound}
+        finally:
+            await client.close()
+
+    outcome, tried = asyncio.run(scenario(tmp_path))
+    assert outcome is None and tried == {"default/p"}
