@@ -170,16 +170,24 @@ class DecisionStream:
         self.report = ApplyReport()
         self._queue: deque[list[tuple[TaskInfo, str]]] = deque()
         self._sent: list[asyncio.Task[ApplyReport]] = []
+        self._woken = False
 
     def put(self, binds: Sequence[tuple[TaskInfo, str]]) -> None:
-        """Take a committed statement's binds (any thread); the event loop sends them next."""
+        """Take a committed statement's binds (any thread); the event loop sends them next, with any
+        taken meanwhile (one wake-up of the loop for all of them)."""
         self._queue.append(list(binds))
-        self.loop.call_soon_threadsafe(self.drain)
+        if not self._woken:
+            self._woken = True
+            self.loop.call_soon_threadsafe(self.drain)
 
     def drain(self) -> None:
-        """Send the binds taken so far (on the event loop)."""
+        """Send the binds taken so far, as one batch (on the event loop)."""
+        self._woken = False
+        batch: list[tuple[TaskInfo, str]] = []
         while self._queue:
-            self._sent.append(self.binder.submit(self._queue.popleft(), (), self.report))
+            batch.extend(self._queue.popleft())
+        if batch:
+            self._sent.append(self.binder.submit(batch, (), self.report))
 
     def close(self, evictions: Sequence[tuple[TaskInfo, str]]) -> asyncio.Task[ApplyReport]:
         """Send what is left and the cycle's `evictions`; the task ends with every call answered."""
