@@ -440,7 +440,11 @@ def close_session(ssn: Session) -> CycleResult:
     skipped_waits = reasons.skipped_pod_waits(ssn.skipped_pods)
     result.pod_waits.update(skipped_waits)
     result.unplaced.update(skipped_waits)
-    result.unschedulable_jobs = reasons.unschedulable_jobs(moving, result.pod_groups, bound, ssn.skipped)
+    # A cycle that evicted backs off no job: preempt commits the evictions of a job already ready (gang's
+    # JobPipelined) that then places nothing, so backing that job off would drop evictions it caused.
+    result.unschedulable_jobs = (
+        set() if ssn.evictions else reasons.unschedulable_jobs(moving, result.pod_groups, bound, ssn.skipped)
+    )
     result.settled = ssn.settled.entries
     settled = ssn.settled.sums("queue_statuses", _status_queue, _no_figures)
     result.queue_statuses = statuses.queue_statuses(

@@ -99,3 +99,36 @@ def test_skipping_jobs_that_failed_changes_no_other_decision(
         again = cycle(objects, CONFS[conf], skip)
         assert decisions(again) == decisions(first)
         assert again.unschedulable_jobs == first.unschedulable_jobs - skip
+
+
+def test_a_cycle_that_evicted_backs_off_no_job() -> None:
+    """preempt commits g4-0's eviction for g2, a job already ready through g2-0, which then places
+    nothing: backing g2 off would drop that eviction (reclaim then takes g2-0 instead)."""
+    objects = [
+        priority_class(name="low", value=10),
+        priority_class(name="high", value=100),
+        node(name="n0", cpu="4", pods="3"),
+        *(queue(name=f"q{index}", weight=1) for index in range(3)),
+    ]
+    for group, queue_name, members in (("g0", "q1", 2), ("g1", "q1", 2)):
+        objects.append(
+            pod_group(name=group, queue=queue_name, min_member=members, phase="Inqueue", priority_class="low")
+        )
+        objects += [
+            pod(name=f"{group}-{t}", group=group, cpu="1", spec={"priorityClassName": "high"}) for t in range(3)
+        ]
+    for group in ("g2", "g3", "g4"):
+        objects.append(pod_group(name=group, queue="q0", min_member=1, phase="Inqueue", priority_class="low"))
+    objects += [
+        pod(name="g2-0", group="g2", cpu="2", node_name="n0", spec={"priorityClassName": "low"}),
+        pod(name="g2-1", group="g2", cpu="1", spec={"priorityClassName": "high"}),
+        pod(name="g2-2", group="g2", cpu="1", spec={"priorityClassName": "high"}),
+        pod(name="g3-0", group="g3", cpu="1", spec={"priorityClassName": "high"}),
+        pod(name="g4-0", group="g4", cpu="1", node_name="n0", spec={"priorityClassName": "low"}),
+    ]
+    first = cycle(objects, CONFS["preempt-reclaim"])
+    assert [task.name for task, _ in first.evictions] and not first.unschedulable_jobs
+    tried = cycle(
+        objects, CONFS["preempt-reclaim"], frozenset({JobID("default/g1"), JobID("default/g2"), JobID("default/g3")})
+    )
+    assert [task.name for task, _ in first.evictions] != [task.name for task, _ in tried.evictions]
