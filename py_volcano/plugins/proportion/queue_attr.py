@@ -22,6 +22,7 @@ from py_volcano.api import (
     TaskStatus,
     is_allocated_status,
     job_fingerprint,
+    whole_resource,
 )
 
 __all__ = [
@@ -161,9 +162,7 @@ class JobSums:
 
     def _integral(self) -> bool:
         return all(
-            resource.milli_cpu.is_integer()
-            and resource.memory.is_integer()
-            and all(value.is_integer() for value in resource.scalars.values())
+            whole_resource(resource)
             for resource in (self.allocated, self.request, self.inqueue, self.elastic)
             if resource is not None
         )
