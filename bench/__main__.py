@@ -1,6 +1,6 @@
 """`python -m bench all [--quick] [--repeat N] [--json]`: every benchmark of issue 6 in one run, on one
 control plane, printing the tables and one JSON object; or `python -m bench NAME ARGS...` for one of
-`inmem`, `network_topology`, `large_cluster`, `e2e`, `side_by_side`, `backlog`, `volcano`, `shards`, `faults`,
+`inmem`, `network_topology`, `large_cluster`, `e2e`, `side_by_side`, `backlog`, `volcano`, `shards`, `steady`, `faults`,
 `predicates`, `preempt`, `profile` (`faults`, six minutes of control-plane faults, is not part of `all`).
 
 `all` runs, in this order:
@@ -48,7 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import backlog, e2e, faults, inmem, large_cluster, network_topology, shards, side_by_side, volcano
+from bench import backlog, e2e, faults, inmem, large_cluster, network_topology, shards, side_by_side, steady, volcano
 from bench.backlog import BacklogLoad, backlog_phase, print_backlog
 from bench.cluster import BenchCluster, code_version, load_average, machine
 from bench.e2e import COLUMNS, Workload, print_restart, restart_phase, table_row, volcano_phase
@@ -416,6 +416,7 @@ COMMANDS: dict[str, Callable[[list[str]], Any]] = {
     "backlog": backlog.main,
     "volcano": volcano.main,
     "shards": shards.main,
+    "steady": steady.main,
     "e2e": e2e.main,
     "side_by_side": side_by_side.main,
     "faults": faults.main,

@@ -3,20 +3,23 @@
 A burst measures how fast a backlog drains; a steady rate measures what a user waiting for one pod sees
 when the cluster is busy but not overloaded: the p99 of creation-to-bind latency (first seen by the
 watch to first seen bound, as every phase measures it) at a rate both schedulers sustain.
+Usage: python -m bench steady [--nodes 5000] [--rate 150] [--seconds 60] [--json]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import secrets
 import time
 from typing import Any
 
-from bench.cluster import BenchCluster, PodWatch, load_average, percentile, pod_manifest
+from bench.cluster import BenchCluster, PodWatch, code_version, load_average, machine, percentile, pod_manifest
 from bench.e2e import SCHEDULER, start_volcano
 from bench.side_by_side import kube_scheduler_running
 
-__all__ = ["create_at_rate", "steady_phase"]
+__all__ = ["create_at_rate", "main", "steady_phase"]
 
 
 async def create_at_rate(cluster: BenchCluster, namespace: str, bodies: list[dict[str, Any]], rate: float) -> float:
@@ -70,3 +73,56 @@ async def steady_phase(cluster: BenchCluster, *, who: str, rate: float, seconds:
         return await _measure(cluster, scheduler=SCHEDULER, rate=rate, seconds=seconds)
     finally:
         await proc.stop()
+
+
+async def run(*, nodes: int, rate: float, seconds: float, qps: int, lease_seconds: int) -> dict[str, Any]:
+    """Start a control plane with `nodes` kwok nodes; run the steady phase by py-volcano, then by
+    kube-scheduler; return the report."""
+    cluster = BenchCluster(lease_seconds=lease_seconds)
+    report: dict[str, Any] = {"machine": machine(), "code": code_version(), "load_average_start": load_average()}
+    try:
+        report["control_plane_start_s"] = round(await cluster.start(), 1)
+        report["scale"] = await cluster.scale_nodes(nodes)
+        for who in ("py-volcano", "kube-scheduler"):
+            report[who] = await steady_phase(cluster, who=who, rate=rate, seconds=seconds, qps=qps)
+    finally:
+        report["load_average_end"] = load_average()
+        await cluster.stop()
+    report["steady_p99_s"] = report.get("py-volcano", {}).get("p99_latency_s")
+    report["kube_scheduler_steady_p99_s"] = report.get("kube-scheduler", {}).get("p99_latency_s")
+    for who in ("py-volcano", "kube-scheduler"):
+        row = report.get(who, {})
+        print(
+            f"{who:>15}: {row.get('bound')}/{row.get('pods')} bound, created {row.get('create_per_s')}/s, "
+            f"p50 {row.get('p50_latency_s')} s, p99 {row.get('p99_latency_s')} s, max {row.get('max_latency_s')} s",
+            flush=True,
+        )
+    return report
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Parse the arguments, run, print the figures (and JSON with --json)."""
+    parser = argparse.ArgumentParser(prog="python -m bench steady", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--rate", type=float, default=150.0, help="pods created per second")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--kube-scheduler-qps", type=int, default=5000, help="0: kube-scheduler's stock 50/100")
+    parser.add_argument("--lease-seconds", type=int, default=1200, help="kwok node Lease duration (40: default)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    report = asyncio.run(
+        run(
+            nodes=args.nodes,
+            rate=args.rate,
+            seconds=args.seconds,
+            qps=args.kube_scheduler_qps,
+            lease_seconds=args.lease_seconds,
+        )
+    )
+    if args.json:
+        print(json.dumps(report))
+    return report
+
+
+if __name__ == "__main__":
+    main()
