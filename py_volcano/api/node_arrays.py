@@ -7,6 +7,10 @@ the matrices always mirror the node objects: a node is their single owner.
 Every write is logged by row, so the fit masks of a request shape are kept per shape and brought up
 to date by re-testing only the rows written since (a gang's identical tasks, placed one after the
 other, each change one row).
+
+The arrays of one session can be handed to the next session's (`kept`): a row whose node is the
+same object, unchanged since it was last written and through the whole session before (its
+`NodeInfo.version`), is copied instead of written; only the other rows (`stale`) are written.
 """
 
 from __future__ import annotations
@@ -39,7 +43,9 @@ class NodeArrays:
         "_fit_future",
         "_fit_idle",
         "_log",
+        "_opened",
         "_requests",
+        "_versions",
         "allocatable",
         "columns",
         "dims",
@@ -47,9 +53,10 @@ class NodeArrays:
         "nodes",
         "pipelined",
         "releasing",
+        "stale",
     )
 
-    def __init__(self, nodes: Sequence[NodeInfo], scalar_names: Iterable[str]) -> None:
+    def __init__(self, nodes: Sequence[NodeInfo], scalar_names: Iterable[str], kept: NodeArrays | None = None) -> None:
         self.dims: tuple[str, ...] = (CPU, MEMORY, PODS, *sorted(set(scalar_names)))
         self.columns = {name: column for column, name in enumerate(self.dims)}
         shape = (len(nodes), len(self.dims))
@@ -58,19 +65,50 @@ class NodeArrays:
         self._log: list[int] = []
         self._fit_idle: dict[tuple[object, ...], tuple[int, MaskArray]] = {}
         self._fit_future: dict[tuple[object, ...], tuple[int, MaskArray]] = {}
-        self.allocatable: FloatArray = np.zeros(shape)
-        self.idle: FloatArray = np.zeros(shape)
-        self.releasing: FloatArray = np.zeros(shape)
-        self.pipelined: FloatArray = np.zeros(shape)
-        for index, node in enumerate(self.nodes):
-            self.allocatable[index] = self._row(node.allocatable, node.allocatable.max_task_num)
-            node.attach(self, index)
+        self._versions: list[int] = [0] * len(self.nodes)
+        self.stale: list[int] | None = self._carry(kept) if kept is not None else None
+        """The rows written afresh when rows were carried from `kept`; None when every row was."""
+        if self.stale is None:
+            self.allocatable: FloatArray = np.zeros(shape)
+            self.idle: FloatArray = np.zeros(shape)
+            self.releasing: FloatArray = np.zeros(shape)
+            self.pipelined: FloatArray = np.zeros(shape)
+            for index, node in enumerate(self.nodes):
+                self.allocatable[index] = self._row(node.allocatable, node.allocatable.max_task_num)
+                node.attach(self, index)
+        else:
+            for index, node in enumerate(self.nodes):
+                node.attach(self, index, write=False)
+            for index in self.stale:
+                node = self.nodes[index]
+                self.allocatable[index] = self._row(node.allocatable, node.allocatable.max_task_num)
+                self.write(node)
+        self._opened = list(self._versions)
+
+    def _carry(self, kept: NodeArrays) -> list[int] | None:
+        """Copy `kept`'s matrices when they have these dimensions and as many rows; return the rows
+        whose node is another object or changed since `kept` was opened (None: nothing carried)."""
+        if kept.dims != self.dims or len(kept.nodes) != len(self.nodes):
+            return None
+        stale = [
+            index
+            for index, (node, was, version, opened) in enumerate(
+                zip(self.nodes, kept.nodes, kept._versions, kept._opened, strict=True)
+            )
+            if node is not was or node.version != version or version != opened
+        ]
+        self.allocatable = kept.allocatable.copy()
+        self.idle = kept.idle.copy()
+        self.releasing = kept.releasing.copy()
+        self.pipelined = kept.pipelined.copy()
+        self._versions = list(kept._versions)
+        return stale
 
     def detach(self) -> None:
-        """Stop every node writing through to these arrays (and drop the references both ways)."""
+        """Stop every node writing through to these arrays; the arrays keep their rows' nodes, which a
+        next session's `kept` compares."""
         for node in self.nodes:
             node.detach()
-        self.nodes = []
 
     def _row(self, resource: Resource, pods: float) -> list[float]:
         row = [resource.milli_cpu, resource.memory, pods]
@@ -81,6 +119,7 @@ class NodeArrays:
         """Copy `node`'s idle, releasing and pipelined state (those asked for) into its row."""
         index = node.index
         self._log.append(index)
+        self._versions[index] = node.version
         if idle:
             self.idle[index] = self._row(node.idle, node.idle_pods)
         if releasing:

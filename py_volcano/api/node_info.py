@@ -117,11 +117,12 @@ class NodeInfo:
             copy.add_task(task)
         return copy
 
-    def attach(self, arrays: NodeArrays, index: int) -> None:
-        """Write this node's state through to row `index` of `arrays` from now on."""
+    def attach(self, arrays: NodeArrays, index: int, *, write: bool = True) -> None:
+        """Write this node's state through to row `index` of `arrays` from now on (and now, with `write`)."""
         self._arrays = arrays
         self.index = index
-        arrays.write(self)
+        if write:
+            arrays.write(self)
 
     def detach(self) -> None:
         """Stop writing through to the arrays `attach` named."""

@@ -8,15 +8,18 @@ the whole cluster, and the queue is refused every new pod until those pods end. 
 for the larger of its allocatable and its used, dimension by dimension, so what runs always fits in
 the total and such a node wedges no queue; the node itself still has no idle room, so nothing new is
 placed on it (docs/semantics.md, "Overcommitted nodes").
+
+`NodeTotals` keeps each node's share and verdict, so the next session of the process computes them
+only for the nodes its NodeArrays could not carry (`NodeArrays.stale`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 from py_volcano.api import ZERO, NodeInfo, Resource
 
-__all__ = ["cluster_total", "overcommitted"]
+__all__ = ["NodeTotals"]
 
 
 def _amounts(resource: Resource, names: list[str]) -> str:
@@ -24,23 +27,54 @@ def _amounts(resource: Resource, names: list[str]) -> str:
     return ", ".join(f"{name} {quantities.get(name, '0')}" for name in names)
 
 
-def cluster_total(nodes: Iterable[NodeInfo]) -> Resource:
-    """Return the sum over nodes of max(allocatable, used), per dimension."""
-    total = Resource()
-    for node in nodes:
-        total.add(node.allocatable.clone().set_max_resource(node.used))
-    return total
+def _share(node: NodeInfo) -> Resource:
+    return node.allocatable.clone().set_max_resource(node.used)
 
 
-def overcommitted(nodes: Iterable[NodeInfo]) -> dict[str, str]:
-    """Return, by node name, why each node whose pods use more than it allocates is overcommitted."""
-    found: dict[str, str] = {}
-    for node in nodes:
-        fits, short = node.used.less_equal_with_resources_name(node.allocatable, ZERO)
-        if not fits:
-            found[node.name] = (
-                f"node {node.name}: its pods use more {', '.join(short)} than it allocates "
-                f"(used {_amounts(node.used, short)}; allocatable {_amounts(node.allocatable, short)}); "
-                "the cluster total counts what they use"
-            )
-    return found
+def _verdict(node: NodeInfo) -> str | None:
+    fits, short = node.used.less_equal_with_resources_name(node.allocatable, ZERO)
+    if fits:
+        return None
+    return (
+        f"node {node.name}: its pods use more {', '.join(short)} than it allocates "
+        f"(used {_amounts(node.used, short)}; allocatable {_amounts(node.allocatable, short)}); "
+        "the cluster total counts what they use"
+    )
+
+
+class NodeTotals:
+    """A session's cluster total and overcommitted nodes, from each node's share and verdict, in node order."""
+
+    __slots__ = ("_over", "_shares", "_verdicts", "overcommitted", "total")
+
+    def __init__(self, nodes: Sequence[NodeInfo], stale: list[int] | None, kept: NodeTotals | None) -> None:
+        """Compute every node's share and verdict, or, given the rows `stale` of a NodeArrays carried
+        from the session `kept` belongs to, only those rows'."""
+        self._shares: list[Resource]
+        self._verdicts: list[str | None]
+        self._over: list[int]
+        self.total: Resource
+        if stale is None or kept is None or len(kept._shares) != len(nodes):
+            self._shares = [_share(node) for node in nodes]
+            self._verdicts = [_verdict(node) for node in nodes]
+            self._over = [index for index, verdict in enumerate(self._verdicts) if verdict is not None]
+        else:
+            self._shares, self._verdicts = list(kept._shares), list(kept._verdicts)
+            over = set(kept._over)
+            for index in stale:
+                node = nodes[index]
+                self._shares[index] = _share(node)
+                verdict = self._verdicts[index] = _verdict(node)
+                if verdict is None:
+                    over.discard(index)
+                else:
+                    over.add(index)
+            self._over = sorted(over)
+        if kept is not None and stale == [] and len(kept._shares) == len(nodes):
+            self.total = kept.total.clone()
+        else:
+            self.total = Resource()
+            for share in self._shares:
+                self.total.add(share)
+        self.overcommitted = {nodes[index].name: self._verdicts[index] or "" for index in self._over}
+        """By node name, why each node whose pods use more than it allocates is overcommitted."""

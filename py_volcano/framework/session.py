@@ -40,10 +40,11 @@ from py_volcano.api import (
     is_allocated_status,
     job_fingerprint,
 )
-from py_volcano.framework import cluster_total, reasons, shortfalls, statuses, waits
+from py_volcano.framework import reasons, shortfalls, statuses, waits
+from py_volcano.framework.cluster_total import NodeTotals
 from py_volcano.framework.conf import PluginOption, SchedulerConf
 from py_volcano.framework.extension_points import EventHandler, ExtensionPoints, PredicateStatus
-from py_volcano.framework.memory import PluginMemory
+from py_volcano.framework.memory import KeptNodes, PluginMemory
 from py_volcano.framework.plugin import Plugin, Registry
 from py_volcano.framework.priority_queue import PriorityQueue
 
@@ -101,14 +102,16 @@ class Session(ExtensionPoints):
         #: The jobs left out of `jobs` because nothing this cycle runs can change them (`api.Settled`):
         #: plugins that read every job read their sums per key instead.
         self.settled = cluster.settled
+        kept, self.memory.nodes = self.memory.nodes, None
+        self.arrays = NodeArrays(self.node_list, _scalar_names(cluster), kept.arrays if kept else None)
+        self._totals = NodeTotals(self.node_list, self.arrays.stale, kept.totals if kept else None)
         #: Sum of max(allocatable, used) per node (docs/semantics.md, "Overcommitted nodes").
-        self.total_resource = cluster_total.cluster_total(self.node_list)
-        self.overcommitted = cluster_total.overcommitted(self.node_list)
+        self.total_resource = self._totals.total.clone()
+        self.overcommitted = self._totals.overcommitted
         self.skipped_pods = cluster.skipped_pods
         self.invalid_queues = cluster.invalid_queues
         #: The first task of each job that its queue's quota refused, with the message allocate wrote then.
         self.quota_refusals: dict[JobID, tuple[QueueInfo, TaskInfo, str]] = {}
-        self.arrays = NodeArrays(self.node_list, _scalar_names(cluster))
         #: The HyperNode tree over `node_list` (only the virtual top when the cluster has none).
         self.hyper_nodes = _topology(cluster, self.node_list)
         #: Per job with a network topology, the lowest hypernode holding its allocated tasks (-1: none
@@ -140,6 +143,7 @@ class Session(ExtensionPoints):
         self.plugins.clear()
         self._predicate_plan = None
         self.arrays.detach()
+        self.memory.nodes = KeptNodes(self.arrays, self._totals)
 
     def allocated_hyper_node(self, job: JobInfo) -> int:
         """The lowest hypernode holding every node the job's allocated tasks are on, -1 when none is placed
