@@ -393,7 +393,7 @@ class Metrics:
             used.add(job.allocated)
         fresh = list(settled.keys() - jobs.keys()) if shares.total == self._settled_total else list(settled)
         self._settled_total = shares.total
-        for uid in fresh:  # every task runs: ready
+        for uid in fresh:  # every task is bound or runs: ready
             job = settled[uid].job
             record = jobs.get(uid)
             if record is None:

@@ -1,7 +1,7 @@
 """Settled: the jobs a snapshot leaves out of its session because nothing the cycle runs can change them.
 
 Under a configuration that shares its backlog (`framework.shares_backlog`: enqueue, allocate and
-backfill, with the plugins checked there), a job whose every task runs is taken up by no action
+backfill, with the plugins checked there), a job whose every task is bound or runs is taken up by no action
 (enqueue reads Pending groups, allocate and backfill pending tasks) and changed by no plugin. A job
 settles when the snapshot takes it unchanged from the one before (`BuiltJobs.take`) with the status a
 cycle under this configuration decided for it then (`settles`), and when every figure of every job in
@@ -51,17 +51,19 @@ def whole_resource(resource: Resource) -> bool:
 
 def settles(job: JobInfo, entry: BuiltJob, token: object, queues: Mapping[QueueID, object]) -> bool:
     """Whether a job taken unchanged with `entry` settles under configuration `token`: a cycle under it
-    decided a Running status with no Unschedulable message, its group is Running, every task runs and
-    there are at least minAvailable of them, its queue exists, it has no network topology and no fit error."""
+    decided a Running status with no Unschedulable message, its group is Running, every task is bound to
+    its node or runs and there are at least minAvailable of them, its queue exists, it has no network
+    topology and no fit error. (A bound task that starts running is a change of its pod: the job comes
+    back for a cycle to decide its new status.)"""
     status = entry.status
     if status is None or entry.token is not token or status.phase is not PodGroupPhase.RUNNING:
         return False
-    tasks = len(job.tasks)
+    tasks, placed = len(job.tasks), job.task_status_index
     return (
         not status.unschedulable
         and job.phase is PodGroupPhase.RUNNING
         and 0 < tasks >= job.min_available
-        and len(job.task_status_index.get(TaskStatus.RUNNING, ())) == tasks
+        and len(placed.get(TaskStatus.RUNNING, ())) + len(placed.get(TaskStatus.BOUND, ())) == tasks
         and job.queue in queues
         and job.pod_group.network_topology is None
         and not job.fit_errors

@@ -79,15 +79,26 @@ def cycles_decide_alike(snapshots: list[ClusterInfo], conf: SchedulerConf, memor
 
 
 def echoes(result: CycleResult, pods: dict[str, dict[str, Any]], data: Any) -> list[tuple[str, dict[str, Any]]]:
-    """The watch echoes of the cycle's binds that the test lets come back: the pod bound and Running."""
+    """The watch echoes of the cycle's binds that the test lets come back: the pod bound, and Running or
+    not yet (then, later, the echo of a bound pod that starts)."""
     changes: list[tuple[str, dict[str, Any]]] = []
     for task, node_name in result.binds:
         if data.draw(st.booleans(), label=f"echo of {task.name}"):
             bound = copy.deepcopy(pods[task.name])
             bound["spec"]["nodeName"] = node_name
-            bound["status"] = {"phase": "Running"}
+            bound["status"] = {"phase": data.draw(st.sampled_from(["Running", "Pending"]), label="its phase")}
             changes.append(("MODIFIED", bound))
+    waiting = sorted(name for name, obj in pods.items() if obj["spec"].get("nodeName") and _phase(obj) == "Pending")
+    starting = st.lists(st.sampled_from(waiting), max_size=2, unique=True) if waiting else st.just([])
+    for name in data.draw(starting, label="started"):
+        started = copy.deepcopy(pods[name])
+        started["status"] = {"phase": "Running"}
+        changes.append(("MODIFIED", started))
     return changes
+
+
+def _phase(obj: dict[str, Any]) -> str:
+    return str((obj.get("status") or {}).get("phase") or "")
 
 
 def counting_store(objects: list[dict[str, Any]]) -> tuple[Store, list[int]]:
