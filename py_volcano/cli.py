@@ -96,6 +96,16 @@ def _positive(kind: type[int] | type[float]) -> Any:
     return parse
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
 def _address(text: str) -> str:
     _, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
@@ -146,6 +156,30 @@ def _add_run(commands: Any) -> None:
         help="least seconds between the starts of two cycles: new pending work (an unbound pod, a changed "
         "PodGroup) starts a cycle this soon after the last one began; at most --schedule-period (equal to it: "
         "cycles only on the period, as Volcano) (default: %(default)s)",
+    )
+    run.add_argument(
+        "--minimum-feasible-nodes",
+        metavar="N",
+        type=_non_negative_int,
+        default=100,
+        help="a task's search for feasible nodes looks at every node of a cluster this small, and stops at no "
+        "fewer feasible nodes in a larger one; only the nodes found are scored (Volcano's flag; default: %(default)s)",
+    )
+    run.add_argument(
+        "--minimum-percentage-nodes-to-find",
+        metavar="PERCENT",
+        type=_non_negative_int,
+        default=5,
+        help="the least share of the nodes the search stops at when --percentage-nodes-to-find is 0 "
+        "(Volcano's flag; default: %(default)s)",
+    )
+    run.add_argument(
+        "--percentage-nodes-to-find",
+        metavar="PERCENT",
+        type=_non_negative_int,
+        default=0,
+        help="the share of the nodes a task's search stops at once found feasible; 0: 50%% less 1%% per 125 nodes, "
+        "100: every node (Volcano's flag; default: %(default)s)",
     )
     run.add_argument(
         "--leader-elect",

@@ -53,7 +53,7 @@ from py_volcano.cache import (
 )
 from py_volcano.controller import PodGroupController
 from py_volcano.errors import ApiError, ConfigError
-from py_volcano.framework import PluginMemory, Registry, SchedulerConf, run_cycle, shares_backlog
+from py_volcano.framework import NodesToFind, PluginMemory, Registry, SchedulerConf, run_cycle, shares_backlog
 from py_volcano.metrics import Metrics, serve
 from py_volcano.registry import default_registry, load_conf
 from py_volcano.serving import TlsFiles, serve_secure
@@ -477,6 +477,7 @@ class Runner:
                     memory=self.memory,
                     skip=skip,
                     on_binds=stream.put,
+                    nodes_to_find=NodesToFind(*self.settings.cycle.nodes_to_find),
                 )
             except BaseException:  # the binds committed before the failure are sent: see them through
                 leftover = stream.close(())

@@ -77,6 +77,10 @@ class CycleSettings:
     with the real clock; None reads the real clock. For tests and what-if runs of plugins that read time
     (tdm's revocable zones, rescheduling's interval)."""
 
+    nodes_to_find: tuple[int, int, int] = (100, 5, 0)
+    """How many feasible nodes a task's search stops at: Volcano's `--minimum-feasible-nodes`,
+    `--minimum-percentage-nodes-to-find` and `--percentage-nodes-to-find` (`framework.NodesToFind`)."""
+
     observe_timeout: float = 30.0
     """Seconds a bounded run waits for a cycle's binds and evictions to be observed before going on."""
 
@@ -213,6 +217,11 @@ class Settings:
                 scheduler_conf=Path(args.scheduler_conf) if args.scheduler_conf else None,
                 cycles=args.cycles,
                 clock_start=args.clock_start,
+                nodes_to_find=(
+                    args.minimum_feasible_nodes,
+                    args.minimum_percentage_nodes_to_find,
+                    args.percentage_nodes_to_find,
+                ),
             ),
             backoff=BackoffSettings(
                 initial=args.pod_initial_backoff_seconds,

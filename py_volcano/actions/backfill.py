@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from py_volcano.api import JobInfo, TaskStatus
 from py_volcano.framework import CycleState, NoArgs, Session, Statement, ordered
 
@@ -30,7 +28,7 @@ class BackfillAction:
                 if failure:
                     job.job_fit_error = failure
                     continue
-                node = ssn.best_node(task, np.flatnonzero(ssn.predicate_mask(task) & ssn.fit_idle(task)))
+                node = ssn.best_node(task, ssn.search_nodes(ssn.predicate_mask(task) & ssn.fit_idle(task)))
                 if node is None:
                     job.fit_errors[task.uid] = ssn.explain(task)
                     continue

@@ -14,6 +14,7 @@ from py_volcano.framework.extension_points import (
     ValidateResult,
 )
 from py_volcano.framework.memory import PluginMemory
+from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.placements import ReleasedTasks
 from py_volcano.framework.plugin import Action, ActionEntry, Plugin, PluginEntry, Registry
 from py_volcano.framework.priority_queue import PriorityQueue, ordered
@@ -31,6 +32,7 @@ __all__ = [
     "EvictionKind",
     "IndexArray",
     "NoArgs",
+    "NodesToFind",
     "Operation",
     "Plugin",
     "PluginEntry",

@@ -11,6 +11,7 @@ import structlog
 from py_volcano.api import ClusterInfo, CycleResult, JobID, TaskInfo
 from py_volcano.framework.conf import SchedulerConf
 from py_volcano.framework.memory import PluginMemory
+from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.plugin import Registry
 from py_volcano.framework.session import close_session, open_session
 
@@ -29,12 +30,23 @@ def run_cycle(
     memory: PluginMemory | None = None,
     skip: frozenset[JobID] = frozenset(),
     on_binds: Callable[[list[tuple[TaskInfo, str]]], None] | None = None,
+    nodes_to_find: NodesToFind | None = None,
 ) -> CycleResult:
     """Run every action of `conf` in order over `cluster` (which the cycle then owns), at wall-clock time
     `now` (the current time when None), with what plugins kept from earlier cycles in `memory`, leaving
     out the jobs in `skip` (backed off by the runner: docs/semantics.md, "Backoff of unschedulable jobs").
-    `on_binds` is handed each statement's binds as it commits (they are in the result too)."""
-    ssn = open_session(cluster, conf, registry, cycle=cycle, now=now, memory=memory, skip=skip)
+    `on_binds` is handed each statement's binds as it commits (they are in the result too); `nodes_to_find`
+    is how many feasible nodes a task's search stops at (Volcano's defaults when None)."""
+    ssn = open_session(
+        cluster,
+        conf,
+        registry,
+        cycle=cycle,
+        now=now,
+        memory=memory,
+        skip=skip,
+        nodes_to_find=nodes_to_find or NodesToFind(),
+    )
     ssn.on_binds = on_binds
     durations: dict[str, float] = {}
     for name in conf.actions:

@@ -33,12 +33,14 @@ class KeptNodes:
 class PluginMemory:
     """One state object per plugin name, kept across sessions, and when the scheduler started."""
 
-    __slots__ = ("_states", "nodes", "started")
+    __slots__ = ("_states", "next_node", "nodes", "started")
 
     def __init__(self, started: datetime) -> None:
         self.started = started
         """When the process that runs the cycles started (timezone-aware)."""
         self._states: dict[str, object] = {}
+        self.next_node = 0
+        """Where the next task's search for feasible nodes starts (Volcano's lastProcessedNodeIndex)."""
         self.nodes: KeptNodes | None = None
         """The last closed session's per-node state; a session takes it when it opens (None meanwhile,
         so a cycle that fails leaves nothing half-changed for the next)."""

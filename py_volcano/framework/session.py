@@ -45,6 +45,7 @@ from py_volcano.framework.cluster_total import NodeTotals
 from py_volcano.framework.conf import PluginOption, SchedulerConf
 from py_volcano.framework.extension_points import EventHandler, ExtensionPoints, PredicateStatus
 from py_volcano.framework.memory import KeptNodes, PluginMemory
+from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.plugin import Plugin, Registry
 from py_volcano.framework.priority_queue import PriorityQueue
 
@@ -55,6 +56,7 @@ _PURE_JOB_READY = frozenset({"gang"})
 
 IndexArray = npt.NDArray[np.intp]
 _NO_NODES: IndexArray = np.zeros(0, dtype=np.intp)
+_EVERY_DEFAULT = NodesToFind()
 #: Why a node outside this instance's NodeShard refuses every task (Volcano's message).
 _NOT_IN_SHARD = PredicateStatus("node isn't in scheduler node shard")
 
@@ -71,6 +73,7 @@ class Session(ExtensionPoints):
         now: datetime | None = None,
         memory: PluginMemory | None = None,
         skip: frozenset[JobID] = frozenset(),
+        nodes_to_find: NodesToFind = _EVERY_DEFAULT,
     ) -> None:
         super().__init__(conf.tiers)
         self.uid = f"cycle-{cycle}"
@@ -81,6 +84,8 @@ class Session(ExtensionPoints):
         self.reads_clock = False
         #: What plugins keep between the sessions of this process (a fresh one keeps nothing).
         self.memory = memory if memory is not None else PluginMemory(self._now)
+        #: How many feasible nodes a task's search stops at (Volcano's flags of the same names).
+        self.nodes_to_find = nodes_to_find
         self.jobs: dict[JobID, JobInfo] = cluster.jobs
         self.nodes: dict[str, NodeInfo] = cluster.nodes
         self.node_list: list[NodeInfo] = list(cluster.nodes.values())
@@ -326,9 +331,23 @@ class Session(ExtensionPoints):
         if not mask.any():
             return _NO_NODES, _NO_NODES
         idle = mask & self.fit_idle(task)
+        rows = len(mask) if within is None else int(np.count_nonzero(within))
+        if self.nodes_to_find.count(rows) < rows:  # a large cluster: Volcano scores the nodes its search finds
+            found = self.search_nodes(idle | (mask & self.fit_future_idle(task)), within)
+            idle_found = found[idle[found]]
+            return (idle_found, _NO_NODES) if len(idle_found) else (_NO_NODES, found)
         if idle.any():
             return np.flatnonzero(idle), _NO_NODES
         return _NO_NODES, np.flatnonzero(mask & self.fit_future_idle(task))
+
+    def search_nodes(self, feasible: MaskArray, within: MaskArray | None = None) -> IndexArray:
+        """Return the rows of `feasible` nodes the task's search takes (all of them up to `nodes_to_find`;
+        only rows of `within` when given), moving where the next search starts (`framework.node_search`)."""
+        rows = None if within is None else np.flatnonzero(within)
+        found, self.memory.next_node = self.nodes_to_find.search(
+            feasible if rows is None else feasible[rows], self.memory.next_node
+        )
+        return found if rows is None else rows[found]
 
 
 def _shard_mask(shard: frozenset[str] | None, nodes: list[NodeInfo]) -> MaskArray | None:
@@ -368,13 +387,15 @@ def open_session(
     now: datetime | None = None,
     memory: PluginMemory | None = None,
     skip: frozenset[JobID] = frozenset(),
+    nodes_to_find: NodesToFind = _EVERY_DEFAULT,
 ) -> Session:
     """Open a session over a snapshot it now owns: build plugins from `conf` and open each in tier order.
 
     `now` is the cycle's wall-clock time (the current time when None); `memory` what plugins kept from
     earlier sessions of the same process (none when None); `skip` the jobs the runner backed off, which
-    no action takes up (they still count in every queue's figures)."""
-    ssn = Session(cluster, conf, cycle=cycle, now=now, memory=memory, skip=skip)
+    no action takes up (they still count in every queue's figures); `nodes_to_find` how many feasible
+    nodes a task's search stops at."""
+    ssn = Session(cluster, conf, cycle=cycle, now=now, memory=memory, skip=skip, nodes_to_find=nodes_to_find)
     if any(job.pod_group.network_topology is not None for job in ssn.jobs.values()):
         ssn.add_event_handler(EventHandler(allocate=ssn._placed_in_hyper_node, deallocate=ssn._left_hyper_node))
     options: Iterable[PluginOption] = (option for tier in conf.tiers for option in tier)
