@@ -52,11 +52,13 @@ class NodesToFind:
         found = np.flatnonzero(feasible)
         if wanted >= nodes or len(found) == 0:
             return found, start
-        start %= nodes
-        ahead = found >= start
-        order = np.concatenate((found[ahead], found[~ahead]))
-        if len(order) <= wanted:
+        if len(found) <= wanted:
             return found, start
-        taken = order[:wanted]
-        checked = (int(taken[-1]) - start) % nodes + 1
-        return np.sort(taken), (start + checked) % nodes
+        start %= nodes
+        split = int(np.searchsorted(found, start))
+        ahead = len(found) - split
+        if ahead >= wanted:
+            taken = found[split : split + wanted]
+            return taken, int(taken[-1]) + 1
+        rest = found[: wanted - ahead]  # round the end of the list
+        return np.concatenate((rest, found[split:])), int(rest[-1]) + 1

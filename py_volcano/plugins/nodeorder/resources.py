@@ -64,13 +64,14 @@ def non_zero(cpu: float, memory: float) -> tuple[float, float]:
 class Allocatable:
     """Allocatable resources x nodes, with what scoring needs precomputed: present (not 0), safe divisors."""
 
-    __slots__ = ("present", "safe", "uniform", "values")
+    __slots__ = ("_uniform_up_to", "present", "safe", "uniform", "values")
 
     def __init__(self, values: FloatArray) -> None:
         self.values = values
         self.present: MaskArray = values != 0
         self.safe: FloatArray = np.where(self.present, values, 1.0)
         self.uniform = bool(self.present.all())
+        self._uniform_up_to = tuple(bool(self.present[:count].all()) for count in range(len(values) + 1))
 
     def take(self, rows: IndexArray | None, count: int) -> Allocatable:
         """Return the first `count` resources, at the nodes `rows` (all nodes for None)."""
@@ -81,6 +82,11 @@ class Allocatable:
                 self.present[:count],
                 self.safe[:count],
             )
+        elif self._uniform_up_to[count]:  # every value present: the divisors are the values
+            chosen.values = chosen.safe = self.values[:count, rows]
+            chosen.present = self.present[:count, : len(rows)]
+            chosen.uniform = True
+            return chosen
         else:
             chosen.values = self.values[:count, rows]
             chosen.present = self.present[:count, rows]
