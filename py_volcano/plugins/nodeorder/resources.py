@@ -76,6 +76,7 @@ class Allocatable:
     def take(self, rows: IndexArray | None, count: int) -> Allocatable:
         """Return the first `count` resources, at the nodes `rows` (all nodes for None)."""
         chosen = Allocatable.__new__(Allocatable)
+        chosen._uniform_up_to = self._uniform_up_to[: count + 1]  # a subset of nodes is at least as uniform
         if rows is None:
             chosen.values, chosen.present, chosen.safe = (
                 self.values[:count],
