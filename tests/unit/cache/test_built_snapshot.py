@@ -101,6 +101,30 @@ def _phase(obj: dict[str, Any]) -> str:
     return str((obj.get("status") or {}).get("phase") or "")
 
 
+def apply_changes(
+    store: Store, changes: list[tuple[str, str, dict[str, Any]]], tables: dict[str, dict[str, Any]], releasing: set[str]
+) -> None:
+    """Feed (kind, event, object) changes to `store` as watch events, and follow them in `tables` (each
+    kind's objects by name) and in the `releasing` pod keys (a deleted pod releases nothing any more)."""
+    for kind, event, obj in changes:
+        store.apply_event(_KINDS[kind], event, obj)
+        name = obj["metadata"]["name"]
+        if event == "DELETED":
+            tables[kind].pop(name, None)
+            releasing.discard(f"default/{name}")
+        else:
+            tables[kind][name] = obj
+
+
+def maybe_evict(store: Store, pods: dict[str, dict[str, Any]], releasing: set[str], data: Any) -> None:
+    """Sometimes mark one placed pod releasing, as an eviction does, in `store` and in `releasing`."""
+    placed = sorted(name for name, obj in pods.items() if obj["spec"].get("nodeName"))
+    if placed and data.draw(st.integers(0, 3), label="evicted") == 0:
+        key = f"default/{data.draw(st.sampled_from(placed), label='releasing')}"
+        store.mark_releasing(key)
+        releasing.add(key)
+
+
 def counting_store(objects: list[dict[str, Any]]) -> tuple[Store, list[int]]:
     """A store fed `objects`, and the number of settled jobs each of its snapshots carries."""
     store = Store(scheduler_name="py-volcano")

@@ -14,7 +14,7 @@ from hypothesis import event as note_event
 from hypothesis import strategies as st
 
 from py_volcano.api import ClusterInfo
-from py_volcano.cache.store import KINDS, Store
+from py_volcano.cache.store import Store
 from py_volcano.framework import PluginMemory
 from py_volcano.registry import load_conf
 from tests.builders import node, pod, pod_group, queue
@@ -22,12 +22,13 @@ from tests.unit.cache.test_built_snapshot import (
     _all_jobs,
     _feed,
     _node_state,
+    apply_changes,
     counting_store,
     cycles_decide_alike,
     echoes,
+    maybe_evict,
 )
 
-_KINDS = {kind.name: kind for kind in KINDS}
 CONF = load_conf(None)
 
 
@@ -89,16 +90,6 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
         if data.draw(st.integers(0, 3), label="new pod") == 0:
             cpu = data.draw(st.sampled_from(["1", "2", "1500u"]), label="its cpu")
             changes.append(("ADDED", pod(name=f"new-{cycle}", cpu=cpu)))
-        for kind_event, obj in changes:
-            kept.apply_event(_KINDS["Pod"], kind_event, obj)
-            if kind_event == "DELETED":
-                pods.pop(obj["metadata"]["name"], None)
-                releasing.discard(f"default/{obj['metadata']['name']}")
-            else:
-                pods[obj["metadata"]["name"]] = obj
-        placed = sorted(name for name, obj in pods.items() if obj["spec"].get("nodeName"))
-        if placed and data.draw(st.integers(0, 3), label="evicted") == 0:
-            key = f"default/{data.draw(st.sampled_from(placed), label='releasing')}"
-            kept.mark_releasing(key)  # as an eviction does
-            releasing.add(key)
+        apply_changes(kept, [("Pod", event, obj) for event, obj in changes], {"Pod": pods}, releasing)
+        maybe_evict(kept, pods, releasing, data)
     note_event(f"carried: {bool(sum(carried))}")

@@ -1,7 +1,7 @@
 """A session that carries node rows and totals from the last one (`PluginMemory.nodes`, `NodeArrays`'s
 `kept`, `NodeTotals`) opens with exactly the matrices, cluster total and overcommitted nodes of a
-session over a store built afresh, while pods are bound, deleted, created and marked releasing, nodes
-change and join, and a node's pods use more than it allocates."""
+session over a store built afresh, while pods are bound, deleted, created (a fractional one, one asking
+for a GPU) and marked releasing, nodes change and join, and a node's pods use more than it allocates."""
 
 from __future__ import annotations
 
@@ -14,15 +14,14 @@ from hypothesis import event as note_event
 from hypothesis import strategies as st
 
 from py_volcano.api import ClusterInfo, NodeArrays
-from py_volcano.cache.store import KINDS, Store
+from py_volcano.cache.store import Store
 from py_volcano.framework import PluginMemory, close_session, open_session
 from py_volcano.framework.cluster_total import NodeTotals
 from py_volcano.framework.session import Session
 from py_volcano.registry import default_registry, load_conf
 from tests.builders import cluster, node, pod, queue
-from tests.unit.cache.test_built_snapshot import _feed, echoes
+from tests.unit.cache.test_built_snapshot import _feed, apply_changes, echoes, maybe_evict
 
-_KINDS = {kind.name: kind for kind in KINDS}
 CONF = load_conf(None)
 
 
@@ -88,9 +87,12 @@ def test_carried_node_rows_equal_rows_built_afresh(objects: list[dict[str, Any]]
         if pods and data.draw(st.integers(0, 3), label="pod gone") == 0:
             changes.append(("Pod", "DELETED", pods[data.draw(st.sampled_from(sorted(pods)))]))
         if data.draw(st.integers(0, 2), label="new pod") == 0:
-            cpu = data.draw(st.sampled_from(["1", "2", "1500m"]), label="its cpu")
+            cpu = data.draw(st.sampled_from(["1", "2", "1500m", "1100u"]), label="its cpu")
             target = data.draw(st.sampled_from(["", *sorted(nodes)]), label="bound at creation to")
-            changes.append(("Pod", "ADDED", pod(name=f"new-{cycle}", cpu=cpu, node_name=target, queue="q0")))
+            created = pod(name=f"new-{cycle}", cpu=cpu, node_name=target, queue="q0")
+            if data.draw(st.integers(0, 3), label="asks a GPU") == 0:  # a node without any then names it
+                created["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
+            changes.append(("Pod", "ADDED", created))
         change = data.draw(st.sampled_from(["none", "none", "shrunk", "joined"]), label="node change")
         if change == "shrunk":  # allocatable below what runs there: overcommitted
             shrunk = copy.deepcopy(nodes[data.draw(st.sampled_from(sorted(nodes)))])
@@ -98,19 +100,8 @@ def test_carried_node_rows_equal_rows_built_afresh(objects: list[dict[str, Any]]
             changes.append(("Node", "MODIFIED", shrunk))
         elif change == "joined":
             changes.append(("Node", "ADDED", node(name=f"j{cycle}", cpu="4")))
-        for kind, event, obj in changes:
-            kept.apply_event(_KINDS[kind], event, obj)
-            table = pods if kind == "Pod" else nodes
-            if event == "DELETED":
-                table.pop(obj["metadata"]["name"], None)
-                releasing.discard(f"default/{obj['metadata']['name']}")
-            else:
-                table[obj["metadata"]["name"]] = obj
-        placed = sorted(name for name, obj in pods.items() if obj["spec"].get("nodeName"))
-        if placed and data.draw(st.integers(0, 3), label="evicted") == 0:
-            key = f"default/{data.draw(st.sampled_from(placed), label='releasing')}"
-            kept.mark_releasing(key)
-            releasing.add(key)
+        apply_changes(kept, changes, {"Pod": pods, "Node": nodes}, releasing)
+        maybe_evict(kept, pods, releasing, data)
     note_event(f"carried rows: {bool(carried)}")
 
 
