@@ -582,15 +582,21 @@ class Store:
                     self.touch()
                 continue
             record = groups.get(job_id)
-            current = self.phases.get(job_id)
-            if record is not None and isinstance(record.spec, PodGroupSpec) and record.spec.phase != phase != current:
-                if (current or record.spec.phase) is PodGroupPhase.INQUEUE:
-                    # Leaving Inqueue gives back the room enqueue reserved for the job's minResources:
-                    # a job enqueue refused for want of that room may fit now.
-                    self.changes.freed = True
+            if record is None or not isinstance(record.spec, PodGroupSpec):
+                continue
+            was = self.phases.get(job_id) or record.spec.phase
+            if phase == was:
+                continue
+            if was is PodGroupPhase.INQUEUE:
+                # Leaving Inqueue gives back the room enqueue reserved for the job's minResources:
+                # a job enqueue refused for want of that room may fit now.
+                self.changes.freed = True
+            if phase == record.spec.phase:  # back to the PodGroup's own phase before its echo came
+                del self.phases[job_id]
+            else:
                 self.phases[job_id] = phase
-                self.dirty.add(job_id)
-                self.touch()
+            self.dirty.add(job_id)
+            self.touch()
 
     # Reading -----------------------------------------------------------------------------------------
 

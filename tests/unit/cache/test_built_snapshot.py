@@ -13,7 +13,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as note_event
 from hypothesis import strategies as st
 
-from py_volcano.api import BuiltJob, ClusterInfo, CycleResult, JobInfo, NodeInfo, QueueFigures, Resource
+from py_volcano.api import (
+    BuiltJob,
+    ClusterInfo,
+    CycleResult,
+    JobID,
+    JobInfo,
+    NodeInfo,
+    PodGroupPhase,
+    QueueFigures,
+    Resource,
+)
 from py_volcano.cache.store import KINDS, Store
 from py_volcano.framework import PluginMemory, SchedulerConf, run_cycle, shares_backlog
 from py_volcano.registry import default_registry
@@ -40,7 +50,8 @@ def _node_state(node_info: NodeInfo) -> tuple[Any, ...]:
 def _job_state(job: JobInfo) -> tuple[Any, ...]:
     tasks = [(uid, task.status, task.node_name, task.job) for uid, task in job.tasks.items()]
     index = [(status, list(bucket)) for status, bucket in job.task_status_index.items()]
-    fields = (job.phase, job.priority, job.queue, job.min_available, job.job_fit_error, dict(job.fit_errors))
+    phases = (job.phase, job.pod_group.phase)
+    fields = (*phases, job.priority, job.queue, job.min_available, job.job_fit_error, dict(job.fit_errors))
     return (job.uid, fields, repr(job.allocated), repr(job.total_request), tasks, index)
 
 
@@ -95,6 +106,14 @@ def echoes(result: CycleResult, pods: dict[str, dict[str, Any]], data: Any) -> l
         started["status"] = {"phase": "Running"}
         changes.append(("MODIFIED", started))
     return changes
+
+
+def record_phases(kept: Store, result: CycleResult, recorded: dict[JobID, tuple[PodGroupPhase, bool]]) -> None:
+    """Record in `kept` the PodGroup phases its cycle decided, as the runner does, and in `recorded`
+    every phase recorded so far, for the stores built afresh (`Store.record_phases`)."""
+    decided = {job: (status.phase, status.shadow) for job, status in result.pod_groups.items()}
+    kept.record_phases(decided)
+    recorded.update(decided)
 
 
 def _phase(obj: dict[str, Any]) -> str:
@@ -190,12 +209,14 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
     memory = PluginMemory(datetime.now(UTC))
     events: list[tuple[str, dict[str, Any]]] = [("ADDED", obj) for obj in objects]
     pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
+    recorded: dict[JobID, tuple[PodGroupPhase, bool]] = {}
     for _ in range(3):
         fresh = Store(scheduler_name="py-volcano")
         for kind in KINDS:
             for event, obj in events:
                 if obj["kind"] == kind.name:
                     fresh.apply_event(kind, event, obj)
+        fresh.record_phases(recorded)
         snapshots: list[ClusterInfo] = [kept.snapshot(token=CONFS[conf], settle=sharing), fresh.snapshot()]
         settled += len(snapshots[0].settled)
         before = [[_node_state(n) for n in s.nodes.values()] for s in snapshots]
@@ -204,6 +225,7 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
         order = list(snapshots[1].jobs)
         assert list(snapshots[0].jobs) == [uid for uid in order if uid not in snapshots[0].settled.entries]
         results = cycles_decide_alike(snapshots, CONFS[conf], memory)
+        record_phases(kept, results[0], recorded)
         changes = echoes(results[0], pods, data)
         for task, _ in results[0].evictions:
             changes.append(("DELETED", pods[task.name]))

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as note_event
 from hypothesis import strategies as st
 
-from py_volcano.api import ClusterInfo
+from py_volcano.api import ClusterInfo, JobID, PodGroupPhase
 from py_volcano.cache.store import Store
 from py_volcano.framework import PluginMemory
 from py_volcano.registry import load_conf
@@ -27,6 +27,7 @@ from tests.unit.cache.test_built_snapshot import (
     cycles_decide_alike,
     echoes,
     maybe_evict,
+    record_phases,
 )
 
 CONF = load_conf(None)
@@ -67,9 +68,11 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
     others = [obj for obj in objects if obj["kind"] != "Pod"]
     pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
     releasing: set[str] = set()
+    recorded: dict[JobID, tuple[PodGroupPhase, bool]] = {}
     for cycle in range(5):
         fresh = Store(scheduler_name="py-volcano")
         _feed(fresh, others + list(pods.values()))
+        fresh.record_phases(recorded)
         for key in releasing:
             fresh.mark_releasing(key)
         snapshots: list[ClusterInfo] = [kept.snapshot(token=CONF, settle=True), fresh.snapshot()]
@@ -78,6 +81,7 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
         ]
         assert _all_jobs(snapshots[0]) == _all_jobs(snapshots[1])
         results = cycles_decide_alike(snapshots, CONF, memory)
+        record_phases(kept, results[0], recorded)
         changes = echoes(results[0], pods, data)
         names = sorted(pods)
         if names:

@@ -338,6 +338,17 @@ def test_a_decided_pod_group_phase_holds_until_the_watch_shows_it(store: Store) 
     assert JobID("ns/g") not in store.phases
 
 
+def test_a_decided_phase_back_to_the_pod_groups_own_drops_the_one_decided_before(store: Store) -> None:
+    """A cycle that decides the phase the PodGroup object still has, before the echo of the phase decided
+    before it came, leaves the next snapshot that phase, not the earlier one."""
+    store.apply_event(POD_GROUPS, "ADDED", pod_group("g", rv=10, phase="Running"))
+    store.record_phases({JobID("ns/g"): (PodGroupPhase.PENDING, False)})
+    assert store.snapshot().jobs[JobID("ns/g")].phase is PodGroupPhase.PENDING
+    store.record_phases({JobID("ns/g"): (PodGroupPhase.RUNNING, False)})
+    assert JobID("ns/g") not in store.phases
+    assert store.snapshot().jobs[JobID("ns/g")].phase is PodGroupPhase.RUNNING
+
+
 def test_the_store_is_synced_once_every_kind_was_listed(clock: list[float]) -> None:
     """Watch events alone never make the store synced: the first LIST of every kind does."""
     fresh = Store(scheduler_name="py-volcano", clock=lambda: clock[0])
