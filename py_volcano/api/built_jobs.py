@@ -12,7 +12,7 @@ under configuration `token`): a cycle that did not touch the job decides the sam
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
 from py_volcano.api.manifests import ParsedPod
@@ -68,6 +68,25 @@ class BuiltJob:
             and (self.settled or job_fingerprint(self.job) == self.fingerprint)
         )
 
+    def adopt(self, phase: PodGroupPhase | None) -> bool:
+        """Give this unchanged one-pod group the Running `phase` the store recorded from the status a cycle
+        decided for it (then Running too); return whether it did. Built afresh with that phase it would be
+        the same job, and decide the same status: a placed group's Running does not follow its phase."""
+        status = self.status
+        if (
+            phase is not PodGroupPhase.RUNNING
+            or status is None
+            or status.phase is not PodGroupPhase.RUNNING
+            or job_fingerprint(self.job) != self.fingerprint
+        ):
+            return False
+        job = self.job
+        job.phase = phase
+        job.pod_group = replace(job.pod_group, phase=phase)
+        self.phase = phase
+        self.fingerprint = job_fingerprint(job)
+        return True
+
     def decided(self, token: object) -> PodGroupStatus | None:
         """The status a cycle under `token` decided for the job while it stayed unchanged, or None."""
         if self.status is None or token is not self.token or job_fingerprint(self.job) != self.fingerprint:
@@ -94,7 +113,9 @@ class BuiltJobs:
     ) -> JobInfo | None:
         """Return the job the last snapshot built from these inputs if no session changed it, else None."""
         last = self.jobs.get(key)
-        if last is None or last.source is not source or last.phase != phase or not last.unchanged(pods, priority):
+        if last is None or last.source is not source or not last.unchanged(pods, priority):
+            return None
+        if last.phase != phase and not last.adopt(phase):
             return None
         last.settled = False  # a session may see it now
         self.kept[key] = last

@@ -578,7 +578,8 @@ class Store:
             if shadow:
                 if self.shadow_phases.get(job_id) != phase:
                     self.shadow_phases[job_id] = phase
-                    self.dirty.add(job_id)
+                    if phase is not PodGroupPhase.RUNNING:  # the built job takes Running as it is (BuiltJob.adopt)
+                        self.dirty.add(job_id)
                     self.touch()
                 continue
             record = groups.get(job_id)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import copy
 from typing import cast
 
-from py_volcano.api import CycleResult, JobID
+from py_volcano.api import CycleResult, JobID, PodGroupPhase
 from py_volcano.cache.client import ApiClient
 from py_volcano.cache.status import StatusWriter
-from py_volcano.cache.store import KINDS
+from py_volcano.cache.store import KINDS, Store
 from py_volcano.framework import run_cycle
 from py_volcano.metrics import Metrics
 from py_volcano.registry import default_registry, load_conf
@@ -89,3 +89,34 @@ def test_a_cycle_result_without_settled_jobs_drops_their_records() -> None:
     assert RUNNING in writer._groups
     writer.submit(CycleResult())
     assert RUNNING not in writer._groups
+
+
+def _record(store: Store, result: CycleResult) -> None:
+    """Record the phases a cycle decided, as the runner does."""
+    store.record_phases({job: (status.phase, status.shadow) for job, status in result.pod_groups.items()})
+
+
+def test_a_placed_pod_without_a_podgroup_settles_once_a_cycle_decided_it_running() -> None:
+    """Recording the Running phase a cycle decided does not build the one-pod group again: the next
+    snapshot takes it with that phase and it settles there, not a cycle later (`BuiltJob.adopt`)."""
+    new = pod(name="a", cpu="1")
+    store = fed([node(name="n0", cpu="8"), new])
+    conf, registry = load_conf(None), default_registry()
+    placed = run_cycle(store.snapshot(token=conf, settle=True), conf, registry)
+    job = next(iter(placed.pod_groups))
+    assert placed.binds and placed.pod_groups[job].phase is PodGroupPhase.INQUEUE  # bound tasks count next cycle
+    _record(store, placed)
+    bound = copy.deepcopy(new)
+    bound["spec"]["nodeName"], bound["status"] = "n0", {"phase": "Running"}
+    store.apply_event(_KINDS["Pod"], "MODIFIED", bound)
+
+    second = store.snapshot(token=conf, settle=True)
+    running = run_cycle(second, conf, registry)
+    assert running.pod_groups[job].phase is PodGroupPhase.RUNNING
+    _record(store, running)
+    assert job not in store.dirty
+
+    third = store.snapshot(token=conf, settle=True)
+    assert job not in third.jobs and third.settled.entries[job].job is second.jobs[job]
+    assert second.jobs[job].phase is PodGroupPhase.RUNNING
+    assert second.jobs[job].pod_group.phase is PodGroupPhase.RUNNING
