@@ -255,6 +255,9 @@ class Store:
         self.synced: set[str] = set()
         self.watched: dict[str, asyncio.Event] = {kind.name: asyncio.Event() for kind in KINDS}  # kopf's first events
         self.assumed: dict[str, Pending] = {}
+        #: Per pod key, the pod as the last snapshot showed it under an overlay of ours: (the store's pod,
+        #: the overlay, the pod shown), handed out again while neither changed (`_shown`).
+        self._shown_pods: dict[str, tuple[ParsedPod, Pending, ParsedPod]] = {}
         self.releasing: dict[str, Pending] = {}
         self.phases: dict[JobID, PodGroupPhase] = {}
         self.shadow_phases: dict[JobID, PodGroupPhase] = {}
@@ -638,23 +641,46 @@ class Store:
         pods: list[ParsedPod] = []
         holds = self.grouping.holds if self.grouping is not None else None
         records = self.records[PODS.name]
+        shown: dict[str, tuple[ParsedPod, Pending, ParsedPod]] = {}
         for key in self.pod_order.ordered(carried):
             parsed: ParsedPod = records[key].spec
             assumed = self.assumed.get(key)
             if holds is not None and parsed.owner is not None and assumed is None and holds(parsed):
                 continue
             if assumed is not None and not parsed.task.node_name:
-                task = parsed.task.clone()
-                task.node_name, task.status = assumed.node, TaskStatus.BINDING
-                if assumed.annotations:
-                    task.annotations = {**task.annotations, **assumed.annotations}
-                parsed = dataclasses.replace(parsed, task=task)
+                parsed = self._shown(key, parsed, assumed, shown, binding=True)
             elif key in self.releasing and parsed.task.status != TaskStatus.RELEASING:
-                task = parsed.task.clone()
-                task.status = TaskStatus.RELEASING
-                parsed = dataclasses.replace(parsed, task=task)
+                parsed = self._shown(key, parsed, self.releasing[key], shown, binding=False)
             pods.append(parsed)
+        self._shown_pods = shown
         return pods
+
+    def _shown(
+        self,
+        key: str,
+        parsed: ParsedPod,
+        overlay: Pending,
+        shown: dict[str, tuple[ParsedPod, Pending, ParsedPod]],
+        *,
+        binding: bool,
+    ) -> ParsedPod:
+        """Pod `parsed` as `overlay` shows it: on the node of a bind in flight (`binding`: Binding), else
+        Releasing for an eviction; the very pod the last snapshot showed while neither changed, so that a job whose
+        bind is in flight is taken unchanged (`BuiltJobs`) instead of built again every cycle."""
+        last = self._shown_pods.get(key)
+        if last is not None and last[0] is parsed and last[1] is overlay:
+            pod = last[2]
+        else:
+            task = parsed.task.clone()
+            if binding:
+                task.node_name, task.status = overlay.node, TaskStatus.BINDING
+                if overlay.annotations:
+                    task.annotations = {**task.annotations, **overlay.annotations}
+            else:
+                task.status = TaskStatus.RELEASING
+            pod = dataclasses.replace(parsed, task=task)
+        shown[key] = (parsed, overlay, pod)
+        return pod
 
     def _pod_groups(self, carried: Collection[JobID] = ()) -> list[PodGroupSpec]:
         """The usable PodGroups with the phases our cycles decided, less those of `carried` jobs."""

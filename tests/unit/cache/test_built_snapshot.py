@@ -116,6 +116,20 @@ def record_phases(kept: Store, result: CycleResult, recorded: dict[JobID, tuple[
     recorded.update(decided)
 
 
+def assume_binds(kept: Store, result: CycleResult, assumed: dict[str, str]) -> None:
+    """Hold each bind of the cycle in `kept` as the binder does until its echo comes, and note it in
+    `assumed` (pod key -> node), which keeps the binds still in flight for the stores built afresh."""
+    for task, node_name in result.binds:
+        kept.assume(task.key, node_name)
+        assumed[task.key] = node_name
+
+
+def in_flight(kept: Store, assumed: dict[str, str]) -> None:
+    """Forget in `assumed` the binds whose echo `kept` has seen (or whose pod went)."""
+    for key in [key for key in assumed if kept.bind_observed(key)]:
+        del assumed[key]
+
+
 def _phase(obj: dict[str, Any]) -> str:
     return str((obj.get("status") or {}).get("phase") or "")
 
@@ -210,6 +224,7 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
     events: list[tuple[str, dict[str, Any]]] = [("ADDED", obj) for obj in objects]
     pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
     recorded: dict[JobID, tuple[PodGroupPhase, bool]] = {}
+    assumed: dict[str, str] = {}
     for _ in range(3):
         fresh = Store(scheduler_name="py-volcano")
         for kind in KINDS:
@@ -217,6 +232,8 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
                 if obj["kind"] == kind.name:
                     fresh.apply_event(kind, event, obj)
         fresh.record_phases(recorded)
+        for key, node_name in assumed.items():
+            fresh.assume(key, node_name)
         snapshots: list[ClusterInfo] = [kept.snapshot(token=CONFS[conf], settle=sharing), fresh.snapshot()]
         settled += len(snapshots[0].settled)
         before = [[_node_state(n) for n in s.nodes.values()] for s in snapshots]
@@ -226,6 +243,7 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
         assert list(snapshots[0].jobs) == [uid for uid in order if uid not in snapshots[0].settled.entries]
         results = cycles_decide_alike(snapshots, CONFS[conf], memory)
         record_phases(kept, results[0], recorded)
+        assume_binds(kept, results[0], assumed)
         changes = echoes(results[0], pods, data)
         for task, _ in results[0].evictions:
             changes.append(("DELETED", pods[task.name]))
@@ -238,6 +256,7 @@ def test_jobs_and_nodes_handed_on_decide_as_built_afresh(objects: list[dict[str,
                 pods.pop(obj["metadata"]["name"], None)
             else:
                 pods[obj["metadata"]["name"]] = obj
+        in_flight(kept, assumed)
         events = [(e, o) for e, o in events if o["kind"] != "Pod"] + [("ADDED", o) for o in pods.values()]
     note_event(f"jobs settled: {bool(settled)}, carried: {bool(sum(carried))}")
 

@@ -23,9 +23,11 @@ from tests.unit.cache.test_built_snapshot import (
     _feed,
     _node_state,
     apply_changes,
+    assume_binds,
     counting_store,
     cycles_decide_alike,
     echoes,
+    in_flight,
     maybe_evict,
     record_phases,
 )
@@ -69,10 +71,13 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
     pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
     releasing: set[str] = set()
     recorded: dict[JobID, tuple[PodGroupPhase, bool]] = {}
+    assumed: dict[str, str] = {}
     for cycle in range(5):
         fresh = Store(scheduler_name="py-volcano")
         _feed(fresh, others + list(pods.values()))
         fresh.record_phases(recorded)
+        for key, node_name in assumed.items():
+            fresh.assume(key, node_name)
         for key in releasing:
             fresh.mark_releasing(key)
         snapshots: list[ClusterInfo] = [kept.snapshot(token=CONF, settle=True), fresh.snapshot()]
@@ -82,6 +87,7 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
         assert _all_jobs(snapshots[0]) == _all_jobs(snapshots[1])
         results = cycles_decide_alike(snapshots, CONF, memory)
         record_phases(kept, results[0], recorded)
+        assume_binds(kept, results[0], assumed)
         changes = echoes(results[0], pods, data)
         names = sorted(pods)
         if names:
@@ -96,4 +102,5 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
             changes.append(("ADDED", pod(name=f"new-{cycle}", cpu=cpu)))
         apply_changes(kept, [("Pod", event, obj) for event, obj in changes], {"Pod": pods}, releasing)
         maybe_evict(kept, pods, releasing, data)
+        in_flight(kept, assumed)
     note_event(f"carried: {bool(sum(carried))}")

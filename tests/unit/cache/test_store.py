@@ -187,6 +187,28 @@ def test_an_assumed_bind_holds_the_node_until_the_watch_confirms_it(store: Store
     assert idle_cpu(store) == 1000
 
 
+def test_a_job_whose_bind_is_in_flight_is_taken_unchanged_until_its_pod_or_its_bind_changes(store: Store) -> None:
+    """While neither the pod nor its assumed bind changes, each snapshot shows the pod as the last did, so
+    the job built from it is handed on (`BuiltJobs`) instead of built again; a change of either shows."""
+    store.apply_event(NODES, "ADDED", node("n2", rv=3))
+    store.apply_event(PODS, "ADDED", pod("p", rv=10, cpu="3"))
+    job_id = JobID("ns/podgroup-uid-p")
+    store.assume("ns/p", "n1")
+    first = store.snapshot().jobs[job_id]
+    assert store.snapshot().jobs[job_id] is first
+
+    store.apply_event(PODS, "MODIFIED", pod("p", rv=11, cpu="3", labels={"x": "y"}))  # not yet bound
+    relabelled = store.snapshot().jobs[job_id]
+    assert relabelled is not first
+    task = next(iter(relabelled.tasks.values()))
+    assert (task.status, task.node_name, task.labels) == (TaskStatus.BINDING, "n1", {"x": "y"})
+
+    store.bind_settled("ns/p", ok=False)  # refused, then placed again elsewhere
+    store.assume("ns/p", "n2")
+    task = next(iter(store.snapshot().jobs[job_id].tasks.values()))
+    assert (task.status, task.node_name) == (TaskStatus.BINDING, "n2")
+
+
 def test_a_refused_bind_is_rolled_back_at_once(store: Store) -> None:
     """An answered failure frees the node in the next snapshot."""
     store.apply_event(PODS, "ADDED", pod("p", rv=10, cpu="3"))
