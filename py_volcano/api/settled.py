@@ -51,19 +51,25 @@ def whole_resource(resource: Resource) -> bool:
 
 def settles(job: JobInfo, entry: BuiltJob, token: object, queues: Mapping[QueueID, object]) -> bool:
     """Whether a job taken unchanged with `entry` settles under configuration `token`: a cycle under it
-    decided a Running status with no Unschedulable message, its group is Running, every task is bound to
-    its node or runs and there are at least minAvailable of them, its queue exists, it has no network
-    topology and no fit error. (A bound task that starts running is a change of its pod: the job comes
-    back for a cycle to decide its new status.)"""
+    decided the phase its group has with no Unschedulable message, and either that phase is Running and
+    every task is bound to its node or runs, or it is Inqueue, the job has no minResources and every
+    task is bound, runs or waits for its bind to be answered (Binding); there are at least minAvailable
+    tasks, its queue exists, it has no network topology and no fit error. (A bound task that starts
+    running, or a bind that is seen or refused, is a change of its pod: the job comes back for a cycle
+    to decide its new status.)"""
     status = entry.status
-    if status is None or entry.token is not token or status.phase is not PodGroupPhase.RUNNING:
+    if status is None or entry.token is not token or status.phase is not job.phase:
         return False
     tasks, placed = len(job.tasks), job.task_status_index
+    held = len(placed.get(TaskStatus.RUNNING, ())) + len(placed.get(TaskStatus.BOUND, ()))
+    if job.phase is PodGroupPhase.INQUEUE and job.min_resources is None:
+        held += len(placed.get(TaskStatus.BINDING, ()))
+    elif job.phase is not PodGroupPhase.RUNNING:
+        return False
     return (
         not status.unschedulable
-        and job.phase is PodGroupPhase.RUNNING
         and 0 < tasks >= job.min_available
-        and len(placed.get(TaskStatus.RUNNING, ())) + len(placed.get(TaskStatus.BOUND, ())) == tasks
+        and held == tasks
         and job.queue in queues
         and job.pod_group.network_topology is None
         and not job.fit_errors

@@ -510,9 +510,10 @@ def _default_figures(ssn: Session, queue: QueueInfo) -> QueueFigures:
     return QueueFigures(weight=queue.weight, allocated=allocated, request=request, capability=queue.capability)
 
 
-def _status_queue(job: JobInfo) -> str:
-    """The queue a settled job's PodGroup status counts in (`PodGroupStatus.queue`; every one is Running)."""
-    return str(job.queue)
+def _status_queue(job: JobInfo) -> tuple[str, PodGroupPhase]:
+    """The queue a settled job's PodGroup status counts in (`PodGroupStatus.queue`), and its phase (the
+    group's, which the decided status has: `api.settled.settles`)."""
+    return str(job.queue), job.phase
 
 
 def _no_figures(job: JobInfo) -> tuple[Resource | None, ...]:

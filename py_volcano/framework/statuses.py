@@ -9,6 +9,7 @@ writer only diffs the result against what it last wrote. Phases follow docs/sema
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping
+from typing import cast
 
 from py_volcano.api import (
     EXPLAIN_ANNOTATION,
@@ -181,11 +182,14 @@ def queue_statuses(
     settled: Mapping[Hashable, int],
 ) -> dict[str, QueueStatus]:
     """Return each queue's status: its state, its PodGroups per phase (shadow groups count; `settled`:
-    per queue name, the Running groups of the jobs left out of the cycle), allocated."""
+    per (queue name, phase), the groups of the jobs left out of the cycle), allocated."""
     counts: dict[str, dict[PodGroupPhase, int]] = {}
-    for name, running in settled.items():
-        counts[str(name)] = dict.fromkeys(PodGroupPhase, 0)
-        counts[str(name)][PodGroupPhase.RUNNING] = running
+    for key, number in settled.items():
+        name, phase = cast(tuple[str, PodGroupPhase], key)
+        tally = counts.get(name)
+        if tally is None:
+            tally = counts[name] = dict.fromkeys(PodGroupPhase, 0)
+        tally[phase] += number
     for group in groups:
         tally = counts.get(group.queue)
         if tally is None:

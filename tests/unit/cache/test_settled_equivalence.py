@@ -37,7 +37,8 @@ CONF = load_conf(None)
 
 @st.composite
 def running_clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """Nodes, queues, running gangs (most of them settle) and a few pending pods."""
+    """Nodes, queues, gangs (most of them running: they settle; some Inqueue or Pending, waiting to be
+    placed) and a few pending pods."""
     nodes = draw(st.integers(1, 3))
     objects = [node(name=f"n{i}", cpu=str(draw(st.integers(8, 16)))) for i in range(nodes)]
     queues = [f"q{i}" for i in range(draw(st.integers(1, 3)))]
@@ -50,7 +51,7 @@ def running_clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
                 name=f"g{g}",
                 queue=draw(st.sampled_from(queues)),
                 min_member=draw(st.integers(1, members)),
-                phase="Running",
+                phase=draw(st.sampled_from(["Running", "Running", "Inqueue", "Pending"])),
                 min_resources=minimum,
             )
         )
