@@ -34,9 +34,9 @@ from prometheus_client import (
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from py_volcano.api import ClusterInfo, CycleResult, JobID, JobInfo, QueueFigures, QueueStatus, Resource
+from py_volcano.api import ClusterInfo, CycleResult, JobID, JobInfo, NodeInfo, QueueFigures, QueueStatus, Resource
 from py_volcano.errors import ConfigError
-from py_volcano.framework import SchedulerConf
+from py_volcano.framework import SchedulerConf, SpecState
 
 __all__ = ["BIND_RESULTS", "EVICTION_RESULTS", "SCHEDULE_RESULTS", "Metrics", "serve", "split_address"]
 
@@ -318,6 +318,8 @@ class Metrics:
         self._exposed = _Exposed(registry)
         self._jobs: dict[JobID, _JobRecord] = {}
         self._settled_total: tuple[object, ...] = ()
+        self._shares = SpecState()
+        """The nodes' total allocatable the jobs' shares are taken against, while the node specs stay."""
         self._preemption_attempts = 0
         self._unsupported = Gauge(
             "volcano_config_unsupported",
@@ -345,7 +347,8 @@ class Metrics:
         if waiting:
             self._attempts["unschedulable"].inc(waiting)
         self._preemption_attempts += result.preemption_attempts
-        shares = _Shares(_total_allocatable(cluster))
+        nodes = list(cluster.nodes.values())
+        shares = self._shares.take(nodes, None, lambda: _Shares(_total_allocatable(nodes)))
         namespaces = self._observe_jobs(result, cluster, shares)
         previous = self._last_cycle.cycle
         self._last_cycle.cycle = _LastCycle(
@@ -442,9 +445,9 @@ class Metrics:
         return generate_latest(self._exposed) + jobs.encode()
 
 
-def _total_allocatable(cluster: ClusterInfo) -> Resource:
+def _total_allocatable(nodes: Iterable[NodeInfo]) -> Resource:
     total = Resource()
-    for node in cluster.nodes.values():
+    for node in nodes:
         total.add(node.allocatable)
     return total
 

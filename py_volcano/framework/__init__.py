@@ -13,7 +13,7 @@ from py_volcano.framework.extension_points import (
     PredicateStatus,
     ValidateResult,
 )
-from py_volcano.framework.memory import PluginMemory
+from py_volcano.framework.memory import PluginMemory, SpecState
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.placements import ReleasedTasks
 from py_volcano.framework.plugin import Action, ActionEntry, Plugin, PluginEntry, Registry
@@ -44,6 +44,7 @@ __all__ = [
     "ReleasedTasks",
     "SchedulerConf",
     "Session",
+    "SpecState",
     "Statement",
     "ValidateResult",
     "close_session",

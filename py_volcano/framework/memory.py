@@ -5,21 +5,52 @@ evicted, when rescheduling last ran) lives here instead, one object per plugin, 
 the cycles (the runner, a scenario run). Volcano keeps the same state in package variables.
 
 The session keeps its per-node state here too (`KeptNodes`): the next session copies the rows of the
-nodes that did not change instead of computing every node's again.
+nodes that did not change instead of computing every node's again. What a plugin derives from the node
+specs alone (labels, taints, allocatable) it keeps in a `SpecState` while the specs stay the same.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from py_volcano.api import NodeArrays
+from py_volcano.api import NodeArrays, NodeInfo
 from py_volcano.framework.cluster_total import NodeTotals
 
-__all__ = ["KeptNodes", "PluginMemory"]
+__all__ = ["KeptNodes", "PluginMemory", "SpecState"]
 
 T = TypeVar("T")
+
+
+class SpecState:
+    """A plugin's state derived from the node specs alone, handed from one session to the next while the
+    session's nodes have, in order, the very specs it was built from (the store replaces a node's spec
+    whenever the Node object changes) and the plugin the same `key` (its arguments). The state must not
+    change with anything else: it is shared by every session until a spec changes."""
+
+    __slots__ = ("_key", "_specs", "_state")
+
+    def __init__(self) -> None:
+        self._specs: list[object] = []
+        self._key: object = None
+        self._state: Any = None
+
+    def take(self, nodes: Sequence[NodeInfo], key: object, build: Callable[[], T]) -> T:
+        """Return the state kept for `nodes` and `key`, or `build()` it (and keep it) when either changed."""
+        specs: list[object] = [node.spec for node in nodes]
+        kept = self._specs
+        if (
+            self._state is None
+            or key != self._key
+            or len(specs) != len(kept)
+            or not all(map(operator.is_, specs, kept))
+        ):
+            self._state, self._specs, self._key = build(), specs, key
+        state: T = self._state
+        return state
 
 
 @dataclass(slots=True, frozen=True)

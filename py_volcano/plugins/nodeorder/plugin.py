@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from py_volcano.api import NodeInfo, TaskInfo, Toleration, match_node_selector_term
-from py_volcano.framework import Arguments, EventHandler, IndexArray, Session
+from py_volcano.framework import Arguments, EventHandler, IndexArray, Session, SpecState
 from py_volcano.plugins.nodeorder.pod_affinity import InterPodAffinity
 from py_volcano.plugins.nodeorder.resources import (
     MAX_NODE_SCORE,
@@ -26,6 +26,7 @@ from py_volcano.plugins.nodeorder.resources import (
     IntArray,
     NodeRequests,
     NodeSums,
+    allocatable_of,
     balanced_allocation,
     least_requested,
     most_requested,
@@ -39,6 +40,7 @@ __all__ = [
     "NodeOrderArgs",
     "NodeOrderPlugin",
     "NodeOrderState",
+    "NodeStatics",
     "intolerable_prefer_no_schedule",
     "new",
     "node_affinity_count",
@@ -47,6 +49,8 @@ __all__ = [
 ]
 
 NAME = "nodeorder"
+#: The plugin memory's name for the `NodeStatics` kept while the node specs stay the same.
+_STATICS = f"{NAME}/statics"
 
 
 @dataclass(slots=True, frozen=True)
@@ -129,6 +133,19 @@ def normalize(raw: IntArray, *, reverse: bool) -> IntArray:
     return MAX_NODE_SCORE - scaled if reverse else scaled
 
 
+class NodeStatics:
+    """What scoring reads of the node specs alone: allocatable, and per shape the preferred node affinity
+    weights and untolerated PreferNoSchedule taints of every node. Kept from session to session while
+    the specs are the same (`SpecState`); every array is read-only."""
+
+    __slots__ = ("affinity", "allocatable", "taints")
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        self.allocatable = allocatable_of(nodes)
+        self.affinity: dict[object, IntArray] = {}
+        self.taints: dict[tuple[Toleration, ...], tuple[IntArray, int]] = {}
+
+
 class NodeOrderState:
     """One session's scoring state: node requests, per-shape affinity and taint counts, placed pods."""
 
@@ -136,12 +153,13 @@ class NodeOrderState:
 
     def __init__(self, ssn: Session, weights: NodeOrderArgs) -> None:
         self.weights = weights
-        self.nodes = ssn.node_list
-        self.requests = NodeRequests(ssn.node_list, ssn.memory.recall(NAME, NodeSums))
-        self.pods = InterPodAffinity(ssn.node_list)
-        self.spread = SpreadScores(ssn.node_list, self.pods)
-        self._affinity: dict[object, IntArray] = {}
-        self._taints: dict[tuple[Toleration, ...], tuple[IntArray, int]] = {}
+        nodes = self.nodes = ssn.node_list
+        statics = ssn.memory.recall(_STATICS, SpecState).take(nodes, None, lambda: NodeStatics(nodes))
+        self.requests = NodeRequests(nodes, ssn.memory.recall(NAME, NodeSums), statics.allocatable)
+        self.pods = InterPodAffinity(nodes)
+        self.spread = SpreadScores(nodes, self.pods)
+        self._affinity = statics.affinity
+        self._taints = statics.taints
 
     def allocated(self, task: TaskInfo) -> None:
         """Event handler: follow an allocation or pipeline."""

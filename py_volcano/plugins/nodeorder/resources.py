@@ -30,6 +30,7 @@ __all__ = [
     "IntArray",
     "NodeRequests",
     "NodeSums",
+    "allocatable_of",
     "balanced_allocation",
     "least_requested",
     "most_requested",
@@ -159,6 +160,16 @@ def _std_of_present(fractions: FloatArray, present: MaskArray) -> FloatArray:
     return result
 
 
+def allocatable_of(nodes: Sequence[NodeInfo]) -> Allocatable:
+    """The nodes' allocatable cpu, memory and gpu, rounded up (from their specs alone)."""
+    alloc = [node.allocatable for node in nodes]
+    values = np.zeros((3, len(nodes)))
+    values[0] = [math.ceil(a.milli_cpu) for a in alloc]
+    values[1] = [math.ceil(a.memory) for a in alloc]
+    values[2] = [math.ceil(a.scalars.get(GPU, 0.0)) for a in alloc]
+    return Allocatable(values)
+
+
 class NodeSums:
     """Per node, what its pods request (cpu, memory, gpu, then non-zero cpu and memory), kept from one
     session to the next: a node is summed again only when it is another object or its tasks changed
@@ -205,16 +216,14 @@ class NodeRequests:
 
     __slots__ = ("allocatable", "non_zero", "requested", "rows")
 
-    def __init__(self, nodes: Sequence[NodeInfo], kept: NodeSums | None = None) -> None:
-        """`kept` (the plugin memory's) hands on the sums of nodes no session changed since it took them."""
+    def __init__(
+        self, nodes: Sequence[NodeInfo], kept: NodeSums | None = None, allocatable: Allocatable | None = None
+    ) -> None:
+        """`kept` (the plugin memory's) hands on the sums of nodes no session changed since it took them,
+        `allocatable` the nodes' `allocatable_of` when their specs are those it was taken from."""
         count = len(nodes)
         self.rows = {node.name: row for row, node in enumerate(nodes)}
-        alloc = [node.allocatable for node in nodes]
-        values = np.zeros((3, count))
-        values[0] = [math.ceil(a.milli_cpu) for a in alloc]
-        values[1] = [math.ceil(a.memory) for a in alloc]
-        values[2] = [math.ceil(a.scalars.get(GPU, 0.0)) for a in alloc]
-        self.allocatable = Allocatable(values)
+        self.allocatable = allocatable if allocatable is not None else allocatable_of(nodes)
         sums = (kept if kept is not None else NodeSums()).take(nodes)
         by_column = np.array(sums, dtype=np.float64).reshape(count, 5).T
         self.requested: FloatArray = by_column[:3].copy()

@@ -112,6 +112,12 @@ class StaticFilters:
         self._by_shape: dict[ShapeKey, MaskArray] = {}
         self._by_task: dict[str, MaskArray] = {}
 
+    def forget_tasks(self) -> StaticFilters:
+        """Drop the masks cached per task (a pod may gain tolerations) and return self, for the next
+        session that takes these filters: the masks cached per shape follow from the node specs alone."""
+        self._by_task = {}
+        return self
+
     def mask(self, task: TaskInfo) -> MaskArray:
         """Return, per node, whether the task passes every static filter (cached per task and per shape)."""
         cached = self._by_task.get(task.uid)

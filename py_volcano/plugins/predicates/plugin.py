@@ -13,7 +13,7 @@ from __future__ import annotations
 import structlog
 
 from py_volcano.api import MaskArray, NodeInfo, TaskID, TaskInfo
-from py_volcano.framework import CycleState, EventHandler, PredicateStatus, ReleasedTasks, Session
+from py_volcano.framework import CycleState, EventHandler, PredicateStatus, ReleasedTasks, Session, SpecState
 from py_volcano.plugins.predicates.args import PredicatesArgs
 from py_volcano.plugins.predicates.node_filters import StaticFilters, node_filter_failure
 from py_volcano.plugins.predicates.placed import AffinityTerms, PlacedPods
@@ -24,6 +24,8 @@ from py_volcano.plugins.predicates.topology_spread import SpreadVerdict
 __all__ = ["NAME", "NODE_PORTS", "PredicateState", "PredicatesPlugin", "new"]
 
 NAME = "predicates"
+#: The plugin memory's name for the `StaticFilters` kept while the node specs stay the same.
+_STATIC = f"{NAME}/static"
 NODE_PORTS = "node(s) didn't have free ports for the requested pod ports"
 UNALLOCATED_CLAIMS = (
     "pod uses ResourceClaims ({claims}): py-volcano does not allocate Dynamic Resource Allocation claims "
@@ -46,7 +48,9 @@ class PredicateState:
     def __init__(self, ssn: Session, switches: PredicatesArgs) -> None:
         self.ssn = ssn
         self.switches = switches
-        self.static = StaticFilters(ssn.node_list, switches)
+        nodes = ssn.node_list
+        kept = ssn.memory.recall(_STATIC, SpecState)
+        self.static = kept.take(nodes, switches, lambda: StaticFilters(nodes, switches)).forget_tasks()
         self._terms = AffinityTerms()
         self._placed: PlacedPods | None = None
         self._released = ReleasedTasks()
