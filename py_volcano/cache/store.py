@@ -260,6 +260,8 @@ class Store:
         self._shown_pods: dict[str, tuple[ParsedPod, Pending, ParsedPod]] = {}
         self.releasing: dict[str, Pending] = {}
         self.phases: dict[JobID, PodGroupPhase] = {}
+        #: Per PodGroup with a decided phase not yet echoed: (its spec, that phase, the spec shown with it).
+        self._phased: dict[JobID, tuple[PodGroupSpec, PodGroupPhase, PodGroupSpec]] = {}
         self.shadow_phases: dict[JobID, PodGroupPhase] = {}
         self.changed = asyncio.Event()
         self.generation = 0
@@ -683,15 +685,31 @@ class Store:
         return pod
 
     def _pod_groups(self, carried: Collection[JobID] = ()) -> list[PodGroupSpec]:
-        """The usable PodGroups with the phases our cycles decided, less those of `carried` jobs."""
+        """The usable PodGroups with the phases our cycles decided, less those of `carried` jobs. A group
+        whose decided phase has not echoed yet is the very object the last snapshot showed while neither
+        its PodGroup nor that phase changed, so that its job is handed on (`BuiltJobs`)."""
         records = self.records[POD_GROUPS.name].values()
         groups: list[PodGroupSpec] = [
             spec for record in records if (spec := record.spec) is not None and spec.key not in carried
         ]
-        phases = self.phases
+        phases, last = self.phases, self._phased
         if not phases:
+            self._phased = {}
             return groups
-        return [dataclasses.replace(spec, phase=phases[spec.key]) if spec.key in phases else spec for spec in groups]
+        kept = {key: entry for key, entry in last.items() if key in carried and key in phases} if last else {}
+        shown: list[PodGroupSpec] = []
+        for spec in groups:
+            phase = phases.get(spec.key)
+            if phase is None:
+                shown.append(spec)
+                continue
+            entry = last.get(spec.key)
+            if entry is None or entry[0] is not spec or entry[1] is not phase:
+                entry = (spec, phase, dataclasses.replace(spec, phase=phase))
+            kept[spec.key] = entry
+            shown.append(entry[2])
+        self._phased = kept
+        return shown
 
     def snapshot(
         self, *, backlog: Collection[JobID] = frozenset(), token: object = None, settle: bool = False

@@ -360,6 +360,29 @@ def test_a_decided_pod_group_phase_holds_until_the_watch_shows_it(store: Store) 
     assert JobID("ns/g") not in store.phases
 
 
+def test_a_job_whose_decided_phase_has_not_echoed_is_taken_unchanged_until_its_group_or_phase_changes(
+    store: Store,
+) -> None:
+    """While the PodGroup and the phase decided for it stay, each snapshot shows the group as the last
+    did, so its job is handed on instead of built again; a new phase or a PodGroup change shows."""
+    store.apply_event(POD_GROUPS, "ADDED", pod_group("g", rv=10))
+    job_id = JobID("ns/g")
+    store.record_phases({job_id: (PodGroupPhase.INQUEUE, False)})
+    first = store.snapshot().jobs[job_id]
+    assert store.snapshot().jobs[job_id] is first and first.phase is PodGroupPhase.INQUEUE
+
+    store.record_phases({job_id: (PodGroupPhase.RUNNING, False)})
+    running = store.snapshot().jobs[job_id]
+    assert running is not first and running.phase is PodGroupPhase.RUNNING
+    assert store.snapshot().jobs[job_id] is running
+
+    relabelled = pod_group("g", rv=11)
+    relabelled["metadata"]["labels"] = {"x": "y"}
+    store.apply_event(POD_GROUPS, "MODIFIED", relabelled)
+    changed = store.snapshot().jobs[job_id]
+    assert changed is not running and changed.phase is PodGroupPhase.RUNNING
+
+
 def test_a_decided_phase_back_to_the_pod_groups_own_drops_the_one_decided_before(store: Store) -> None:
     """A cycle that decides the phase the PodGroup object still has, before the echo of the phase decided
     before it came, leaves the next snapshot that phase, not the earlier one."""
