@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -128,10 +129,18 @@ def test_queues_jobs_and_explain_show_what_the_scheduler_decided(
     table = ctl(control_plane, "queues")
     assert re.search(rf"^{re.escape(test_queue)}\s+Open\s+1\s+-\s+\S+\s+0\s+2\s+1\s+2/", table, re.M), table
 
-    jobs = {row["name"]: row for row in ctl_json(control_plane, "jobs", "-n", namespace)}
-    assert {name: (r["phase"], r["minMember"], r["running"], r["pending"], r["waiting"]) for name, r in jobs.items()} \
-        == {"fits": ("Running", 2, 2, 0, ""), "first": ("Inqueue", 2, 0, 2, "NoNodeFits"),
-            "second": ("Inqueue", 2, 0, 2, "NoNodeFits")}
+    def job_rows() -> dict[str, tuple[Any, ...]]:
+        jobs = ctl_json(control_plane, "jobs", "-n", namespace)
+        return {r["name"]: (r["phase"], r["minMember"], r["running"], r["pending"], r["waiting"]) for r in jobs}
+
+    expected = {"fits": ("Running", 2, 2, 0, ""), "first": ("Inqueue", 2, 0, 2, "NoNodeFits"),
+                "second": ("Inqueue", 2, 0, 2, "NoNodeFits")}
+    # fits is Running once its pods are bound; they start (running 2, pending 0) when kwok marks them Running
+    deadline, rows = time.monotonic() + 60, job_rows()
+    while rows != expected and time.monotonic() < deadline:
+        time.sleep(0.5)
+        rows = job_rows()
+    assert rows == expected
     assert [r["name"] for r in ctl_json(control_plane, "jobs", "--queue", test_queue)] == ["first", "fits", "second"]
 
     why = ctl_json(control_plane, "explain", "second-1", "-n", namespace)
