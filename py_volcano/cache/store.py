@@ -62,6 +62,7 @@ from py_volcano.api import (
 )
 from py_volcano.cache.backlog_jobs import BacklogKeeper
 from py_volcano.cache.pod_order import PodOrder
+from py_volcano.cache.shown import Shown
 from py_volcano.errors import ObjectError
 
 __all__ = ["HYPER_NODES", "KINDS", "NUMATOPOLOGIES", "Changes", "Kind", "Listing", "PodGrouping", "Store"]
@@ -255,13 +256,12 @@ class Store:
         self.synced: set[str] = set()
         self.watched: dict[str, asyncio.Event] = {kind.name: asyncio.Event() for kind in KINDS}  # kopf's first events
         self.assumed: dict[str, Pending] = {}
-        #: Per pod key, the pod as the last snapshot showed it under an overlay of ours: (the store's pod,
-        #: the overlay, the pod shown), handed out again while neither changed (`_shown`).
-        self._shown_pods: dict[str, tuple[ParsedPod, Pending, ParsedPod]] = {}
+        #: The pods as a bind or eviction in flight shows them, by key.
+        self._shown_pods: Shown[ParsedPod, Pending] = Shown()
         self.releasing: dict[str, Pending] = {}
         self.phases: dict[JobID, PodGroupPhase] = {}
-        #: Per PodGroup with a decided phase not yet echoed: (its spec, that phase, the spec shown with it).
-        self._phased: dict[JobID, tuple[PodGroupSpec, PodGroupPhase, PodGroupSpec]] = {}
+        #: The PodGroups as a decided phase not yet echoed shows them, by key.
+        self._phased: Shown[PodGroupSpec, PodGroupPhase] = Shown()
         self.shadow_phases: dict[JobID, PodGroupPhase] = {}
         self.changed = asyncio.Event()
         self.generation = 0
@@ -643,46 +643,19 @@ class Store:
         pods: list[ParsedPod] = []
         holds = self.grouping.holds if self.grouping is not None else None
         records = self.records[PODS.name]
-        shown: dict[str, tuple[ParsedPod, Pending, ParsedPod]] = {}
+        shown = self._shown_pods
         for key in self.pod_order.ordered(carried):
             parsed: ParsedPod = records[key].spec
             assumed = self.assumed.get(key)
             if holds is not None and parsed.owner is not None and assumed is None and holds(parsed):
                 continue
             if assumed is not None and not parsed.task.node_name:
-                parsed = self._shown(key, parsed, assumed, shown, binding=True)
+                parsed = shown.show(key, parsed, assumed, _binding)
             elif key in self.releasing and parsed.task.status != TaskStatus.RELEASING:
-                parsed = self._shown(key, parsed, self.releasing[key], shown, binding=False)
+                parsed = shown.show(key, parsed, self.releasing[key], _releasing)
             pods.append(parsed)
-        self._shown_pods = shown
+        shown.close()
         return pods
-
-    def _shown(
-        self,
-        key: str,
-        parsed: ParsedPod,
-        overlay: Pending,
-        shown: dict[str, tuple[ParsedPod, Pending, ParsedPod]],
-        *,
-        binding: bool,
-    ) -> ParsedPod:
-        """Pod `parsed` as `overlay` shows it: on the node of a bind in flight (`binding`: Binding), else
-        Releasing for an eviction; the very pod the last snapshot showed while neither changed, so that a job whose
-        bind is in flight is taken unchanged (`BuiltJobs`) instead of built again every cycle."""
-        last = self._shown_pods.get(key)
-        if last is not None and last[0] is parsed and last[1] is overlay:
-            pod = last[2]
-        else:
-            task = parsed.task.clone()
-            if binding:
-                task.node_name, task.status = overlay.node, TaskStatus.BINDING
-                if overlay.annotations:
-                    task.annotations = {**task.annotations, **overlay.annotations}
-            else:
-                task.status = TaskStatus.RELEASING
-            pod = dataclasses.replace(parsed, task=task)
-        shown[key] = (parsed, overlay, pod)
-        return pod
 
     def _pod_groups(self, carried: Collection[JobID] = ()) -> list[PodGroupSpec]:
         """The usable PodGroups with the phases our cycles decided, less those of `carried` jobs. A group
@@ -692,24 +665,15 @@ class Store:
         groups: list[PodGroupSpec] = [
             spec for record in records if (spec := record.spec) is not None and spec.key not in carried
         ]
-        phases, last = self.phases, self._phased
-        if not phases:
-            self._phased = {}
-            return groups
-        kept = {key: entry for key, entry in last.items() if key in carried and key in phases} if last else {}
-        shown: list[PodGroupSpec] = []
-        for spec in groups:
-            phase = phases.get(spec.key)
-            if phase is None:
-                shown.append(spec)
-                continue
-            entry = last.get(spec.key)
-            if entry is None or entry[0] is not spec or entry[1] is not phase:
-                entry = (spec, phase, dataclasses.replace(spec, phase=phase))
-            kept[spec.key] = entry
-            shown.append(entry[2])
-        self._phased = kept
-        return shown
+        phases, phased = self.phases, self._phased
+        if phases:
+            phased.keep(lambda key: key in carried and key in phases)
+            groups = [
+                spec if (phase := phases.get(spec.key)) is None else phased.show(spec.key, spec, phase, _phased)
+                for spec in groups
+            ]
+        phased.close()
+        return groups
 
     def snapshot(
         self, *, backlog: Collection[JobID] = frozenset(), token: object = None, settle: bool = False
@@ -924,3 +888,24 @@ def _same_resource(a: Resource, b: Resource) -> bool:
 
 def _settled_before(pending: Pending, started: float) -> bool:
     return pending.settled is not None and pending.settled < started
+
+
+def _binding(pod: ParsedPod, bind: Pending) -> ParsedPod:
+    """The pod on the node of its bind in flight (Binding), with the annotations the bind writes."""
+    task = pod.task.clone()
+    task.node_name, task.status = bind.node, TaskStatus.BINDING
+    if bind.annotations:
+        task.annotations = {**task.annotations, **bind.annotations}
+    return dataclasses.replace(pod, task=task)
+
+
+def _releasing(pod: ParsedPod, _eviction: Pending) -> ParsedPod:
+    """The pod as its eviction in flight shows it: Releasing."""
+    task = pod.task.clone()
+    task.status = TaskStatus.RELEASING
+    return dataclasses.replace(pod, task=task)
+
+
+def _phased(group: PodGroupSpec, phase: PodGroupPhase) -> PodGroupSpec:
+    """The PodGroup with the phase a cycle decided for it."""
+    return dataclasses.replace(group, phase=phase)
