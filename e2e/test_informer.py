@@ -1,6 +1,6 @@
 """The pod informer (LIST, then WATCH from the LIST's version) against the real API server: what the store
 holds matches the cluster through creations, changes, deletions, an API server restart and a version the
-API server no longer keeps."""
+API server no longer keeps; the LIST is a streaming list where the API server serves one, else paged."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import pytest
 from e2e.harness import Rest, pod, token, wait_for
 from py_volcano.cache import ApiClient, Store
 from py_volcano.cache import informer as informer_module
-from py_volcano.cache.listing import list_pages
-from py_volcano.cache.store import PODS
+from py_volcano.cache.listing import list_by_watch, list_pages
+from py_volcano.cache.store import PODS, Kind
 from py_volcano.settings import WatchingSettings
 
 pytest_plugins = ["e2e.fixtures"]
@@ -168,3 +168,58 @@ def test_a_list_in_small_pages_gets_every_pod_once_and_a_reader_may_stop_early(
     names = [name for page in pages for name in page]
     assert sorted(names) == [f"paged-{index}" for index in range(5)]
     assert len(pages) >= 3 and left == 0
+
+
+def test_a_streaming_list_fills_the_store_and_its_stream_goes_on_as_the_watch(
+    rest: Rest, namespace: str, control_plane: Any
+) -> None:
+    """Every pod comes as the stream's initial events, in batches, and the listing finishes at the version
+    the end bookmark names; a pod created afterwards is the next event on the same stream."""
+    for index in range(5):
+        rest.create(pod(f"streamed-{index}", namespace, scheduler="nobody"))
+    store = Store(scheduler_name=token("pv"))
+
+    async def scenario() -> tuple[int, set[str], dict[str, Any]]:
+        async with await ApiClient.connect(kubeconfig=str(control_plane.kubeconfig)) as client:
+            listed = await list_by_watch(client, store, PODS, batch=2, timeout=60)
+            assert listed is not None, "the API server refused a streaming list"
+            version, stream = listed
+            names = {key.split("/", 1)[1] for key in store.records[PODS.name] if key.startswith(namespace + "/")}
+            async with contextlib.aclosing(stream):
+                await asyncio.to_thread(rest.create, pod("after", namespace, scheduler="nobody"))
+                async for status, event in stream:
+                    assert status == 200
+                    if event["type"] != "BOOKMARK" and event["object"]["metadata"]["namespace"] == namespace:
+                        return version, names, event
+        raise AssertionError("the stream ended")
+
+    version, names, event = asyncio.run(scenario())
+    assert names == {f"streamed-{index}" for index in range(5)}
+    assert PODS.name in store.synced and version > 0
+    assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "after")
+    assert int(event["object"]["metadata"]["resourceVersion"]) > version
+
+
+def test_a_kind_the_api_server_will_not_stream_is_listed_page_by_page(control_plane: Any) -> None:
+    """A streaming list the API server answers with an error leaves the listing unfinished, and `inform`
+    then LISTs page by page (here a version of a kind that is not served: the paged LIST takes it as empty)."""
+    widgets = Kind("Numatopology", "nodeinfo.volcano.sh", "v9", "numatopologies", False)
+    store = Store(scheduler_name=token("pv"))
+
+    async def scenario() -> bool:
+        async with await ApiClient.connect(kubeconfig=str(control_plane.kubeconfig)) as client:
+            assert await list_by_watch(client, store, widgets, batch=2, timeout=60) is None
+            assert widgets.name not in store.synced
+            stop = asyncio.Event()
+            informing = asyncio.ensure_future(
+                informer_module.inform(client, store, widgets, settings=SETTINGS, stop=stop)
+            )
+            for _ in range(100):
+                if widgets.name in store.synced:
+                    break
+                await asyncio.sleep(0.1)
+            stop.set()
+            await informing
+            return widgets.name in store.synced
+
+    assert asyncio.run(scenario())

@@ -1,7 +1,8 @@
 """Pods and nodes: LIST, then WATCH from the LIST's resourceVersion, straight into the store.
 
-This is client-go's reflector, for the two kinds whose events come by the thousand: one LIST (page by
-page, reconciled with the store as pages arrive), then one watch from the version the LIST was taken at,
+This is client-go's reflector, for the two kinds whose events come by the thousand: one LIST (a watch's
+initial events where the API server streams them, else page by page; reconciled with the store as it
+arrives, see listing), then one watch from the version the LIST was taken at,
 resumed from the last version seen when it ends or breaks, and a new LIST only when the API server says
 that version is gone (410) or when the store holds overlays only a LIST can settle. Nothing is missed and
 nothing is read twice, so no periodic LIST is needed.
@@ -23,7 +24,7 @@ import structlog
 
 from py_volcano.aio import wait_or_stop
 from py_volcano.cache.client import ApiClient, api_failure
-from py_volcano.cache.listing import GONE, relist
+from py_volcano.cache.listing import GONE, Watched, list_by_watch, relist
 from py_volcano.cache.store import NODES, PODS, Kind, Store, resource_version
 from py_volcano.errors import ApiError
 from py_volcano.settings import WatchingSettings
@@ -55,12 +56,19 @@ async def inform(
     """
     version = 0
     while not stop.is_set():
+        opened: Watched | None = None
         if not version:
-            version = await relist(client, store, kind, page_size=settings.list_page_size)
+            listed = await list_by_watch(
+                client, store, kind, batch=settings.list_page_size, timeout=settings.watch_timeout
+            )
+            if listed is not None:
+                version, opened = listed
+            else:
+                version = await relist(client, store, kind, page_size=settings.list_page_size)
             if not version:
                 await wait_or_stop(stop, settings.list_retry)
                 continue
-        watching = _watch(client, store, kind, version, settings=settings)
+        watching = _watch(client, store, kind, version, settings=settings, opened=opened)
         try:
             version = await _until_stopped(watching, stop, version, relist=_relist_check(store, kind, settings))
         except _Expired:
@@ -78,16 +86,25 @@ def _relist_check(store: Store, kind: Kind, settings: WatchingSettings) -> Calla
     return lambda: store.awaiting_list(older_than=settings.resync_period)
 
 
-async def _watch(client: ApiClient, store: Store, kind: Kind, version: int, *, settings: WatchingSettings) -> int:
+async def _watch(
+    client: ApiClient,
+    store: Store,
+    kind: Kind,
+    version: int,
+    *,
+    settings: WatchingSettings,
+    opened: Watched | None = None,
+) -> int:
     """Apply `kind`'s watch events from `version` on until the server ends the stream; return the last
-    version seen. _Expired on 410 Gone; ApiError on any other refusal or a broken stream."""
+    version seen. The stream is `opened` (a streaming list's, past its initial events) or a new watch.
+    _Expired on 410 Gone; ApiError on any other refusal or a broken stream."""
     params = {
         "watch": "true",
         "resourceVersion": str(version),
         "allowWatchBookmarks": "true",
         "timeoutSeconds": str(round(settings.watch_timeout)),
     }
-    stream = client.stream(kind.list_path, params=params, timeout=settings.watch_timeout + 30)
+    stream = opened or client.stream(kind.list_path, params=params, timeout=settings.watch_timeout + 30)
     async with contextlib.aclosing(stream):  # an early exit closes the response (and its connection) now
         version = await _follow(stream, store, kind, version)
     return version
