@@ -8,7 +8,7 @@ PodGroup controller has grouped everything: 60% Deployment pods (ReplicaSets of 
 PodGroup of minMember 1 each), 10% bare pods (a PodGroup each), 30% gangs of 8-32 pods over four
 weighted queues. `--ungrouped` leaves the Deployment and bare pods without PodGroups (one-pod jobs, as
 under `--no-podgroup-controller`). The collector is frozen once the store is filled (the runner's
-`wait_synced`) and paused over each cycle (`_collector_paused`).
+`wait_synced`) and paused over each cycle (`cache.collector_paused`).
 
 A first cycle over the whole cluster (the warm-up after a restart) places nothing; then `--cycles`
 times (default 3), `--new` pending one-pod jobs of 100m CPU are created and a cycle places them, and

@@ -16,13 +16,12 @@ binds and evictions in flight finish, flush status, release the Lease, stop the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import hashlib
 import signal
 import time
 import warnings
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,7 @@ from py_volcano.cache import (
     PendingShares,
     StatusWriter,
     Store,
+    collector_paused,
     inform,
     resync,
     watch,
@@ -464,7 +464,7 @@ class Runner:
         self._last_input = (self.store.generation, id(conf))
         backed_off, others = self._backed_off(conf), self._other_shards_jobs()
         skip = backed_off | others
-        with _collector_paused():
+        with collector_paused():
             sharing = shares_backlog(conf)  # docs/semantics.md, "Backoff of unschedulable jobs", "Settled jobs"
             snapshot = self.store.snapshot(backlog=skip if sharing else frozenset(), token=conf, settle=sharing)
             settled, nodes = len(snapshot.settled), len(snapshot.nodes)
@@ -596,25 +596,6 @@ class Runner:
         elif status != 409 and not self._queue_missing_logged:
             self._queue_missing_logged = True
             log.error("default_queue_create_failed", queue=DEFAULT_QUEUE, status=status, reason=str(answer)[:300])
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Hold off Python's cyclic garbage collector while a snapshot is built and a cycle runs.
-
-    Both allocate hundreds of thousands of objects that all stay alive until the cycle ends, which sets
-    off collection after collection, each scanning every object the store holds: measured, a third of
-    the snapshot's time at 10,000 pods. A closed session holds no reference cycles (`Session.release`),
-    so once the caller drops the snapshot, reference counting frees it all and the collector resumes
-    with nothing of the cycle left to scan.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _phases(result: CycleResult) -> dict[JobID, tuple[PodGroupPhase, bool]]:

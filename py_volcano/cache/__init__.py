@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from py_volcano.cache.backoff import Backoff
     from py_volcano.cache.binder import ApplyReport, Binder, DecisionStream
     from py_volcano.cache.client import ApiClient, Credentials, api_failure, load_credentials, status_message
+    from py_volcano.cache.collector import collector_paused
     from py_volcano.cache.informer import INFORMED_KINDS, inform
     from py_volcano.cache.leader import LeaderElector
     from py_volcano.cache.node_usage import NodeUsagePoller
@@ -44,6 +45,7 @@ __all__ = [
     "StatusWriter",
     "Store",
     "api_failure",
+    "collector_paused",
     "inform",
     "load_credentials",
     "resync",
@@ -63,6 +65,7 @@ _IO_MODULES = {
     "api_failure": "client",
     "load_credentials": "client",
     "status_message": "client",
+    "collector_paused": "collector",
     "INFORMED_KINDS": "informer",
     "inform": "informer",
     "LeaderElector": "leader",

@@ -19,7 +19,8 @@ from typing import Any, TypeAlias
 import structlog
 
 from py_volcano.cache.client import ApiClient, api_failure
-from py_volcano.cache.store import Kind, Store, resource_version
+from py_volcano.cache.collector import collector_paused
+from py_volcano.cache.store import Kind, Listing, Store, resource_version
 from py_volcano.errors import ApiError
 
 __all__ = ["Watched", "list_by_watch", "list_pages", "relist"]
@@ -83,14 +84,15 @@ async def relist(client: ApiClient, store: Store, kind: Kind, *, page_size: int)
     began = time.perf_counter()
     listing = store.listing(kind, started=store.clock())
     version = 0
-    try:
-        async for items, listed_at in list_pages(client, kind, page_size=page_size):
-            listing.add(items)
-            version = listed_at
-    except ApiError as exc:
-        log.error("list_failed", kind=kind.name, reason=str(exc))
-        return 0
-    listing.finish(version=version)
+    with collector_paused():  # what a LIST brings lives on: collections would scan it again and again
+        try:
+            async for items, listed_at in list_pages(client, kind, page_size=page_size):
+                listing.add(items)
+                version = listed_at
+        except ApiError as exc:
+            log.error("list_failed", kind=kind.name, reason=str(exc))
+            return 0
+        listing.finish(version=version)
     duration_ms = round((time.perf_counter() - began) * 1000, 1)
     log.debug("kind_listed", kind=kind.name, objects=len(listing.listed), duration_ms=duration_ms)
     return version
@@ -117,31 +119,40 @@ async def list_by_watch(
     }
     stream: Watched = client.stream(kind.list_path, params=params, timeout=timeout + 30)
     listing = store.listing(kind, started=store.clock())
-    objects: list[Any] = []
     try:
-        async for status, event in stream:
-            kind_of_event, obj = (event.get("type"), event.get("object")) if isinstance(event, dict) else (None, None)
-            if status != 200 or not isinstance(obj, dict) or kind_of_event not in ("ADDED", "BOOKMARK"):
-                reason = f"HTTP {status}" if status != 200 else f"unexpected event {kind_of_event}"
-                log.info("streaming_list_failed", kind=kind.name, reason=reason, body=str(event)[:200])
-                break
-            if kind_of_event == "ADDED":
-                objects.append(obj)
-                if len(objects) >= batch:
-                    listing.add(objects)
-                    objects = []
-                continue
-            if ((obj.get("metadata") or {}).get("annotations") or {}).get(INITIAL_EVENTS_END) != "true":
-                continue
+        with collector_paused():  # as in `relist`
+            version = await _initial_events(stream, listing, batch=batch)
+    except ApiError as exc:
+        log.info("streaming_list_failed", kind=kind.name, reason=str(exc))
+        version = 0
+    if not version:
+        await stream.aclose()
+        return None
+    duration_ms = round((time.perf_counter() - began) * 1000, 1)
+    log.debug("kind_listed", kind=kind.name, objects=len(listing.listed), duration_ms=duration_ms, by="watch")
+    return version, stream
+
+
+async def _initial_events(stream: Watched, listing: Listing, *, batch: int) -> int:
+    """Reconcile the store with the stream's initial events; return the version their end bookmark names
+    (the listing finished there), 0 when the stream refused them or ended first."""
+    kind = listing.kind
+    objects: list[Any] = []
+    async for status, event in stream:
+        kind_of_event, obj = (event.get("type"), event.get("object")) if isinstance(event, dict) else (None, None)
+        if status != 200 or not isinstance(obj, dict) or kind_of_event not in ("ADDED", "BOOKMARK"):
+            reason = f"HTTP {status}" if status != 200 else f"unexpected event {kind_of_event}"
+            log.info("streaming_list_failed", kind=kind.name, reason=reason, body=str(event)[:200])
+            return 0
+        if kind_of_event == "ADDED":
+            objects.append(obj)
+            if len(objects) >= batch:
+                listing.add(objects)
+                objects = []
+        elif ((obj.get("metadata") or {}).get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
             listing.add(objects)
             version = resource_version(obj)
             listing.finish(version=version)
-            duration_ms = round((time.perf_counter() - began) * 1000, 1)
-            log.debug("kind_listed", kind=kind.name, objects=len(listing.listed), duration_ms=duration_ms, by="watch")
-            return version, stream
-        else:
-            log.info("streaming_list_failed", kind=kind.name, reason="the stream ended before its initial events")
-    except ApiError as exc:
-        log.info("streaming_list_failed", kind=kind.name, reason=str(exc))
-    await stream.aclose()
-    return None
+            return version
+    log.info("streaming_list_failed", kind=kind.name, reason="the stream ended before its initial events")
+    return 0
