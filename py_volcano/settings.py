@@ -39,8 +39,8 @@ class WatchingSettings:
     normally runs as soon as kopf delivers the kind's first event, this bounds the wait for empty kinds."""
 
     list_page_size: int = 500
-    """Objects per page of a LIST (`limit`); each page is reconciled as it arrives, so memory stays flat
-    on large clusters."""
+    """Objects per page of a LIST (`limit`), and per batch of a streaming list's initial events; each is
+    reconciled as it arrives, so memory stays flat on large clusters."""
 
     list_retry: float = 2.0
     """Seconds to wait before retrying a LIST that failed (API server down, not yet served)."""
