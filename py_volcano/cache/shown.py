@@ -27,8 +27,7 @@ class Shown(Generic[S, O]):
     def show(self, key: Hashable, source: S, overlay: O, make: Callable[[S, O], S]) -> S:
         """Return `source` as `overlay` shows it: the copy the last snapshot showed, or `make(source, overlay)`."""
         last = self._last.get(key)
-        kept = last is not None and last[0] is source and last[1] is overlay
-        shown = last[2] if last is not None and kept else make(source, overlay)
+        shown = last[2] if last is not None and last[0] is source and last[1] is overlay else make(source, overlay)
         self._now[key] = (source, overlay, shown)
         return shown
 
