@@ -9,7 +9,7 @@ A job whose PodGroup sets `networkTopology` takes the hypernode path (`allocate_
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Protocol
 
 from py_volcano.actions import allocate_hypernodes
@@ -37,9 +37,11 @@ class AllocateAction:
     def __init__(self, args: NoArgs) -> None:
         self.args = args
 
-    def execute(self, ssn: Session) -> None:
-        """Pop the best queue, then its best job, allocate that job's tasks, commit or discard."""
-        queues, jobs_by_queue = ssn.jobs_by_queue(_schedulable(ssn))
+    def execute(self, ssn: Session, only: Collection[JobID] | None = None) -> None:
+        """Pop the best queue, then its best job, allocate that job's tasks, commit or discard; only the
+        jobs of `only` when given (the fast path's arrivals: `actions.arrivals`)."""
+        among = None if only is None else [ssn.jobs[uid] for uid in only if uid in ssn.jobs]
+        queues, jobs_by_queue = ssn.jobs_by_queue(_schedulable(ssn), among)
         pending: dict[JobID, PriorityQueue[TaskInfo]] = {}
         in_hyper_nodes: dict[JobID, list[TaskInfo]] = {}
         failed_roles: dict[JobID, set[str]] = {}

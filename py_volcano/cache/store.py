@@ -33,6 +33,7 @@ from py_volcano.api import (
     HyperNodeSpec,
     HyperNodeTopology,
     JobID,
+    JobInfo,
     NodeSpec,
     NodeUsage,
     ParsedPod,
@@ -266,6 +267,16 @@ class Store:
         self.changed = asyncio.Event()
         self.generation = 0
         self.work_arrived = asyncio.Event()
+        #: Whether a changed PodGroup set `work_arrived` since `clear_work` (the fast path takes pods only).
+        self.group_work = False
+        #: Pods of this scheduler that arrived unbound since the last snapshot (`take_arrivals`), by key;
+        #: `pods_arrived` is set as each comes.
+        self.arrivals: dict[str, None] = {}
+        self.pods_arrived = asyncio.Event()
+        #: Changes a session kept open since the last snapshot does not see (`_note_outside`), counted.
+        self.outside_changes = 0
+        #: Per PodGroup, how many pods name it (a new group that no pod names changes no queue's figures).
+        self._named: dict[JobID, int] = {}
         self.grouping: PodGrouping | None = None
         self.changes = Changes()
         self.backlog = BacklogKeeper()
@@ -334,6 +345,11 @@ class Store:
             if record.spec is not None and not record.spec.task.node_name
         }
 
+    def clear_work(self) -> None:
+        """Note that a cycle takes up the new work so far (`work_arrived`, `group_work`)."""
+        self.work_arrived.clear()
+        self.group_work = False
+
     def touch(self) -> None:
         """Record that something a cycle reads changed: a new generation, and `changed` wakes waiters."""
         self.generation += 1
@@ -375,6 +391,7 @@ class Store:
             if _fingerprint(previous) != _fingerprint(current):
                 changes.jobs.update(group.key for group in (previous, current) if group is not None)
                 self.work_arrived.set()
+                self.group_work = True
         elif kind is not QUEUES or _fingerprint(previous) != _fingerprint(current):
             changes.everything = True
         if len(changes.jobs) > _MAX_NOTED_JOBS:  # nobody took the changes for long (a standby): wake all
@@ -396,12 +413,14 @@ class Store:
             return  # a heartbeat: only what the scheduler does not read changed
         self.touch()
         self._note_change(kind, previous.spec if previous is not None else None, record.spec)
+        self._note_outside(kind, key, previous.spec if previous is not None else None, record.spec)
         if kind is PRIORITY_CLASSES:
             self._reparse_pods()
         elif kind is PODS:
             self._observe_pod(key, record)
             if self.grouping is not None:
                 self.grouping.observe_pod(key, record.spec)
+
         elif (
             kind is POD_GROUPS
             and isinstance(record.spec, PodGroupSpec)
@@ -479,6 +498,7 @@ class Store:
             self._reorder(key, record.spec, None)
         if record is not None:
             self._note_change(kind, record.spec, None)
+            self._note_outside(kind, key, record.spec, None)
         if kind is PODS:
             self.assumed.pop(key, None)
             self.releasing.pop(key, None)
@@ -491,6 +511,48 @@ class Store:
             self.phases.pop(JobID(key), None)
         elif kind is PRIORITY_CLASSES:
             self._reparse_pods()
+
+    def _note_outside(self, kind: Kind, key: str, previous: Any, current: Any) -> None:
+        """Note for the fast path (`take_arrivals`) an unbound pod of ours that arrived, and count the changes a
+        session kept open since the last snapshot cannot see: any object but a pod (a Queue only when what
+        others write changed; a PodGroup when that changed and a pod names it, or it was there before), a
+        pod bound by someone else, a waiting pod of ours gone, a pod that moved to another queue's job."""
+        if kind is POD_GROUPS:
+            named = self._named.get(JobID(key), 0) > 0
+            if _fingerprint(previous) != _fingerprint(current) and (named or None not in (previous, current)):
+                self.outside_changes += 1
+            return
+        if kind is not PODS:
+            if kind is not QUEUES or _fingerprint(previous) != _fingerprint(current):
+                self.outside_changes += 1
+            return
+        for pod, step in ((previous, -1), (current, 1)):
+            if pod is not None and pod.group:
+                count = self._named.get(pod.job_id, 0) + step
+                if count:
+                    self._named[pod.job_id] = count
+                else:
+                    del self._named[pod.job_id]
+        ours = self.scheduler_name
+        was = previous.task.node_name if previous is not None else ""
+        now = current.task.node_name if current is not None else ""
+        if previous is None and current is not None and not now and current.scheduler_name == ours:
+            self.arrivals[key] = None
+            self.pods_arrived.set()
+        elif (
+            (now and not was and key not in self.assumed)
+            or (current is None and previous is not None and not was and previous.scheduler_name == ours)
+            or (previous is not None and current is not None and self._queue_of(previous) != self._queue_of(current))
+        ):
+            self.outside_changes += 1
+
+    def _queue_of(self, pod: ParsedPod) -> str | None:
+        """The queue whose figures count the pod: its own without a PodGroup, else its group's (None: none yet)."""
+        if not pod.group:
+            return pod.queue
+        record = self.records[POD_GROUPS.name].get(pod.job_id)
+        group: PodGroupSpec | None = record.spec if record is not None else None
+        return str(group.queue) if group is not None else None
 
     def _observe_pod(self, key: str, record: Record) -> None:
         """Confirm an assumed bind once the pod shows a node (ours or anyone's)."""
@@ -690,8 +752,9 @@ class Store:
         configuration that shares its backlog), the jobs no cycle under `token` can change are left out
         of the snapshot's jobs (`api.Settled`, kept by the store between snapshots).
         """
+        self.arrivals = {}
         nodes: list[NodeSpec] = sorted(self.specs(NODES), key=lambda node: node.name)
-        queues: list[QueueInfo] = sorted(self.specs(QUEUES), key=lambda queue: (queue.creation, queue.name))
+        queues = self._queues()
         pdbs: list[PdbSpec] = sorted(self.specs(PDBS), key=lambda pdb: pdb.key)
         quotas: list[ResourceQuotaSpec] = sorted(
             self.specs(RESOURCE_QUOTAS), key=lambda quota: (quota.namespace, quota.name)
@@ -736,6 +799,43 @@ class Store:
         cluster.warnings[:0] = [error for kind in KINDS for error in self._errors(kind).values()]
         cluster.shard_nodes = self.shard_nodes
         return cluster
+
+    def take_arrivals(self) -> tuple[list[JobInfo], int]:
+        """Take the pods of this scheduler that arrived since the last snapshot (or the last call) and
+        still wait for a node (no bind of ours in flight); return the one-pod jobs of those without a
+        PodGroup, in creation order, built as a snapshot builds them (the fast path's arrivals:
+        `actions.arrivals`), and how many others only a cycle takes (in a PodGroup, or held for the
+        PodGroup controller)."""
+        keys, self.arrivals = self.arrivals, {}
+        records = self.records[PODS.name]
+        holds = self.grouping.holds if self.grouping is not None else None
+        pods: list[ParsedPod] = []
+        others = 0
+        for key in keys:
+            record = records.get(key)
+            parsed: ParsedPod | None = record.spec if record is not None else None
+            if parsed is None or parsed.task.node_name or key in self.assumed:
+                continue
+            if parsed.group or (holds is not None and parsed.owner is not None and holds(parsed)):
+                others += 1
+                continue
+            pods.append(parsed)
+        if not pods:
+            return [], others
+        pods.sort(key=lambda pod: pod.order)
+        cluster = ClusterInfo.build(
+            nodes=(),
+            pods=pods,
+            queues=self._queues(),
+            pod_groups=(),
+            priority_classes=self.priority_classes(),
+            scheduler_name=self.scheduler_name,
+            shadow_phases=self.shadow_phases,
+        )
+        return list(cluster.jobs.values()), others
+
+    def _queues(self) -> list[QueueInfo]:
+        return sorted(self.specs(QUEUES), key=lambda queue: (queue.creation, queue.name))
 
     def _carried(self, token: object, nodes: list[NodeSpec], queues: list[QueueInfo]) -> dict[JobID, BuiltJob]:
         """The settled jobs of the last snapshot the next one takes as they are, their pods and PodGroups

@@ -16,9 +16,9 @@ from py_volcano.framework.extension_points import (
 from py_volcano.framework.memory import PluginMemory, SpecState
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.placements import ReleasedTasks
-from py_volcano.framework.plugin import Action, ActionEntry, Plugin, PluginEntry, Registry
+from py_volcano.framework.plugin import Action, ActionEntry, JobTaker, Plugin, PluginEntry, Registry, takes_jobs
 from py_volcano.framework.priority_queue import PriorityQueue, ordered
-from py_volcano.framework.session import IndexArray, Session, close_session, open_session
+from py_volcano.framework.session import IndexArray, Session, close_session, end_session, open_session, report_session
 from py_volcano.framework.statement import Operation, Statement
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "EvictionContext",
     "EvictionKind",
     "IndexArray",
+    "JobTaker",
     "NoArgs",
     "NodesToFind",
     "Operation",
@@ -49,9 +50,12 @@ __all__ = [
     "ValidateResult",
     "close_session",
     "default_conf_text",
+    "end_session",
     "open_session",
     "ordered",
     "parse_conf",
+    "report_session",
     "run_cycle",
     "shares_backlog",
+    "takes_jobs",
 ]

@@ -12,8 +12,8 @@ from py_volcano.api import ClusterInfo, CycleResult, JobID, TaskInfo
 from py_volcano.framework.conf import SchedulerConf
 from py_volcano.framework.memory import PluginMemory
 from py_volcano.framework.node_search import NodesToFind
-from py_volcano.framework.plugin import Registry
-from py_volcano.framework.session import close_session, open_session
+from py_volcano.framework.plugin import Registry, takes_jobs
+from py_volcano.framework.session import Session, close_session, open_session, report_session
 
 __all__ = ["run_cycle"]
 
@@ -31,12 +31,17 @@ def run_cycle(
     skip: frozenset[JobID] = frozenset(),
     on_binds: Callable[[list[tuple[TaskInfo, str]]], None] | None = None,
     nodes_to_find: NodesToFind | None = None,
+    keep: Callable[[Session], None] | None = None,
 ) -> CycleResult:
     """Run every action of `conf` in order over `cluster` (which the cycle then owns), at wall-clock time
     `now` (the current time when None), with what plugins kept from earlier cycles in `memory`, leaving
     out the jobs in `skip` (backed off by the runner: docs/semantics.md, "Backoff of unschedulable jobs").
     `on_binds` is handed each statement's binds as it commits (they are in the result too); `nodes_to_find`
-    is how many feasible nodes a task's search stops at (Volcano's defaults when None)."""
+    is how many feasible nodes a task's search stops at (Volcano's defaults when None).
+
+    With `keep`, a session that allocates and whose plugins all take jobs (`takes_jobs`) is reported
+    instead of closed and handed to `keep` open: the runner's fast path places arrivals in it
+    (`actions.arrivals`) and ends it (`end_session`) before the next cycle opens."""
     ssn = open_session(
         cluster,
         conf,
@@ -56,7 +61,11 @@ def run_cycle(
         action.execute(ssn)
         durations[name] = time.perf_counter() - started
     ssn.action = ""
-    result = close_session(ssn)
+    if keep is not None and "allocate" in conf.actions and all(takes_jobs(p) for p in ssn.plugins.values()):
+        result = report_session(ssn)
+        keep(ssn)
+    else:
+        result = close_session(ssn)
     result.action_durations = durations
     log.debug(
         "cycle_done",

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from py_volcano.framework.arguments import Arguments
 
 if TYPE_CHECKING:
+    from py_volcano.api import JobInfo
     from py_volcano.framework.session import Session
 
-__all__ = ["Action", "ActionEntry", "Plugin", "PluginEntry", "Registry"]
+__all__ = ["Action", "ActionEntry", "JobTaker", "Plugin", "PluginEntry", "Registry", "takes_jobs"]
 
 ArgsT = TypeVar("ArgsT")
 
@@ -24,6 +25,17 @@ class Plugin(Protocol):
     def on_session_open(self, ssn: Session) -> None: ...
 
     def on_session_close(self, ssn: Session) -> None: ...
+
+
+class JobTaker(Protocol):
+    """A plugin that counts a job added to its open session as it would have counted it at open."""
+
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None: ...
+
+
+def takes_jobs(plugin: Plugin) -> bool:
+    """Whether the plugin can take jobs into an open session (`Session.add_job`)."""
+    return callable(getattr(plugin, "on_job_added", None))
 
 
 class Action(Protocol):

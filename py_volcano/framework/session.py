@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -46,10 +46,10 @@ from py_volcano.framework.conf import PluginOption, SchedulerConf
 from py_volcano.framework.extension_points import EventHandler, ExtensionPoints, PredicateStatus
 from py_volcano.framework.memory import KeptNodes, PluginMemory
 from py_volcano.framework.node_search import NodesToFind
-from py_volcano.framework.plugin import Plugin, Registry
+from py_volcano.framework.plugin import JobTaker, Plugin, Registry
 from py_volcano.framework.priority_queue import PriorityQueue
 
-__all__ = ["Session", "close_session", "open_session"]
+__all__ = ["Session", "close_session", "end_session", "open_session", "report_session"]
 
 #: Plugins whose job-ready verdict reads nothing but the job: a job the cycle left unchanged keeps its status.
 _PURE_JOB_READY = frozenset({"gang"})
@@ -149,6 +149,13 @@ class Session(ExtensionPoints):
         self._predicate_plan = None
         self.arrays.detach()
         self.memory.nodes = KeptNodes(self.arrays, self._totals)
+
+    def add_job(self, job: JobInfo) -> None:
+        """Take up a job that arrived after the session opened: every plugin counts it as it would have
+        at open (`on_job_added`; only sessions whose plugins all have it take jobs: `actions.arrivals`)."""
+        self.jobs[job.uid] = job
+        for plugin in self.plugins.values():
+            cast(JobTaker, plugin).on_job_added(self, job)
 
     def allocated_hyper_node(self, job: JobInfo) -> int:
         """The lowest hypernode holding every node the job's allocated tasks are on, -1 when none is placed
@@ -304,13 +311,14 @@ class Session(ExtensionPoints):
         return compare > 0 if compare != 0 else self.task_order_fn(r, l)
 
     def jobs_by_queue(
-        self, include: Callable[[JobInfo, QueueInfo], bool]
+        self, include: Callable[[JobInfo, QueueInfo], bool], among: Iterable[JobInfo] | None = None
     ) -> tuple[PriorityQueue[QueueInfo], dict[QueueID, PriorityQueue[JobInfo]]]:
-        """Return the queues (in queue order) of the jobs `include` accepts, and each queue's jobs in job order."""
+        """Return the queues (in queue order) of the jobs `include` accepts, and each queue's jobs in job
+        order; of the jobs `among` when given, else of every job."""
         queues: PriorityQueue[QueueInfo] = PriorityQueue(self.queue_order_fn)
         jobs: dict[QueueID, PriorityQueue[JobInfo]] = {}
         skipped = self.skipped
-        for job in self.jobs.values():
+        for job in self.jobs.values() if among is None else among:
             if job.uid in skipped:
                 continue
             queue = self.queues.get(job.queue)
@@ -415,10 +423,36 @@ def open_session(
 def close_session(ssn: Session) -> CycleResult:
     """Close every plugin and return the cycle's decisions and the status it wants on PodGroups, pods
     and Queues."""
+    _close_plugins(ssn)
+    result = _result(ssn)
+    ssn.release()
+    return result
+
+
+def report_session(ssn: Session) -> CycleResult:
+    """Return what `close_session` would, leaving the session open: the fast path places arrivals in it
+    (`actions.arrivals`) until `end_session`. Plugins that report at close (`report`) report now."""
+    for plugin in ssn.plugins.values():
+        report = getattr(plugin, "report", None)
+        if report is not None:
+            report(ssn)
+    return _result(ssn)
+
+
+def end_session(ssn: Session) -> None:
+    """Close every plugin of a session `report_session` left open, and release it."""
+    _close_plugins(ssn)
+    ssn.release()
+
+
+def _close_plugins(ssn: Session) -> None:
     for name, plugin in ssn.plugins.items():
         started = time.perf_counter()
         plugin.on_session_close(ssn)
         ssn.plugin_durations[name, "OnSessionClose"] = time.perf_counter() - started
+
+
+def _result(ssn: Session) -> CycleResult:
     result = CycleResult(
         binds=[(task, node) for task, node in ssn.binds],
         evictions=[(task, reason) for task, reason in ssn.evictions],
@@ -480,7 +514,6 @@ def close_session(ssn: Session) -> CycleResult:
     )
     result.job_waits = waits.job_waits(ssn, result.pod_groups)
     result.backed_off = ssn.skipped
-    ssn.release()
     return result
 
 

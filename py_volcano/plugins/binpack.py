@@ -16,7 +16,7 @@ from types import MappingProxyType
 import numpy as np
 import numpy.typing as npt
 
-from py_volcano.api import CPU, MEMORY, NodeArrays, TaskInfo
+from py_volcano.api import CPU, MEMORY, JobInfo, NodeArrays, TaskInfo
 from py_volcano.framework import Arguments, IndexArray, Session
 
 __all__ = ["NAME", "BinpackArgs", "BinpackPlugin", "BinpackScores", "new"]
@@ -114,6 +114,9 @@ class BinpackPlugin:
     def on_session_close(self, ssn: Session) -> None:
         """Drop the session state."""
         self.scores = None
+
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None:
+        """Nothing to count: scores read the nodes."""
 
 
 def new(args: BinpackArgs) -> BinpackPlugin:

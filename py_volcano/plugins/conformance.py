@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from py_volcano.api import TaskInfo, Vote
+from py_volcano.api import JobInfo, TaskInfo, Vote
 from py_volcano.framework import EvictionContext, NoArgs, Session
 
 __all__ = ["NAME", "ConformancePlugin", "new"]
@@ -29,6 +29,9 @@ class ConformancePlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to report."""
+
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None:
+        """Nothing to count: its filters read tasks only."""
 
 
 def is_evictable(task: TaskInfo) -> bool:

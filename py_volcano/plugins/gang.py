@@ -37,6 +37,9 @@ class GangPlugin:
         """Nothing to report: the session writes PodGroup conditions from the jobs' fit errors."""
         self.ssn = None
 
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None:
+        """Nothing to count: every function reads the jobs as they are."""
+
     def preemptable(self, preemptor: TaskInfo, preemptees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
         """Offer only tasks above each victim job's minMember."""
         assert self.ssn is not None

@@ -57,6 +57,11 @@ class OvercommitPlugin:
     def on_session_close(self, ssn: Session) -> None:
         """Nothing to report."""
 
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None:
+        """Count an admitted job's minResources as claimed, as the session's opening does."""
+        if job.phase is PodGroupPhase.INQUEUE and job.min_resources is not None:
+            self.inqueue.add(job.min_resources)
+
     def enqueueable(self, job: JobInfo) -> Vote:
         """Permit when inqueue plus the job's minResources fit the overcommitted idle resources."""
         if job.min_resources is None:

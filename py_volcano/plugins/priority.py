@@ -32,6 +32,9 @@ class PriorityPlugin:
         """Nothing to report."""
         self.ssn = None
 
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None:
+        """Nothing to count: every function reads the jobs as they are."""
+
     def preemptable(self, preemptor: TaskInfo, preemptees: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
         """Across jobs compare job priorities; inside a job compare task priorities."""
         assert self.ssn is not None
@@ -48,7 +51,6 @@ class PriorityPlugin:
                 continue
             victims.append(preemptee)
         return victims, Vote.PERMIT
-
 
     def gang_evictable(self, context: EvictionContext, candidates: list[TaskInfo]) -> tuple[list[TaskInfo], Vote]:
         """gangpreempt: only tasks of jobs of a lower priority than the preemptor's; gangreclaim: every

@@ -114,6 +114,15 @@ class HierarchicalShares:
         tree.refresh(tree.root)
         return tree
 
+    def add_job(self, job: JobInfo, attr: DrfAttr, queue: QueueInfo | None) -> None:
+        """Attach a job added to the session under its queue's path and recompute the tree, as `build` does."""
+        if queue is None:
+            return
+        self.total_allocated.add(attr.allocated)
+        self.leaves[job.uid] = _attach(self.root, job, attr, queue)
+        self.demanding = self.demanding_in(self.total_allocated)
+        self.refresh(self.root)
+
     def demanding_in(self, total_allocated: Resource) -> frozenset[str]:
         """The cluster's dimensions not yet fully allocated."""
         return frozenset(name for name, total in self.shares.dims if total_allocated.get(name) < total)

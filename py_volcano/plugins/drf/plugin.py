@@ -7,7 +7,7 @@ neither does this.
 
 from __future__ import annotations
 
-from py_volcano.api import TaskInfo
+from py_volcano.api import JobInfo, TaskInfo
 from py_volcano.framework import EventHandler, NoArgs, Session
 from py_volcano.plugins.drf.hierarchy import HierarchicalShares
 from py_volcano.plugins.drf.shares import JobShares
@@ -52,6 +52,14 @@ class DrfPlugin:
             self.shares.on_deallocate(task)
         if self.hierarchy is not None:
             self.hierarchy.changed(task, -1)
+
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None:
+        """Give the job its share (and its leaf in the tree), as the session's opening does."""
+        if self.shares is None:
+            return
+        attr = self.shares.add_job(job)
+        if self.hierarchy is not None:
+            self.hierarchy.add_job(job, attr, ssn.queues.get(job.queue))
 
     def on_session_close(self, ssn: Session) -> None:
         """Drop the session's shares."""

@@ -57,12 +57,15 @@ class JobShares:
         shares = cls(ssn)
         backlog = ssn.backlog.entries
         for job in ssn.jobs.values():
-            if job.uid in backlog:
-                continue
-            allocated = job.allocated.clone()  # the job keeps the sum over its allocated-status tasks
-            attr = shares.attrs[job.uid] = DrfAttr(allocated)
-            attr.dominant, attr.share = shares.calculate_share(allocated)
+            if job.uid not in backlog:
+                shares.add_job(job)
         return shares
+
+    def add_job(self, job: JobInfo) -> DrfAttr:
+        """Give the job its attr: its allocated resources (the sum over its allocated-status tasks) and share."""
+        attr = self.attrs[job.uid] = DrfAttr(job.allocated.clone())
+        attr.dominant, attr.share = self.calculate_share(attr.allocated)
+        return attr
 
     def calculate_share(self, allocated: Resource) -> tuple[str, float]:
         """Return (dominant dimension, dominant share) of `allocated` against the cluster total."""

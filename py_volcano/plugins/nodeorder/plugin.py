@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from py_volcano.api import NodeInfo, TaskInfo, Toleration, match_node_selector_term
+from py_volcano.api import JobInfo, NodeInfo, TaskInfo, Toleration, match_node_selector_term
 from py_volcano.framework import Arguments, EventHandler, IndexArray, Session, SpecState
 from py_volcano.plugins.nodeorder.pod_affinity import InterPodAffinity
 from py_volcano.plugins.nodeorder.resources import (
@@ -267,6 +267,9 @@ class NodeOrderPlugin:
     def on_session_close(self, ssn: Session) -> None:
         """Drop the session state."""
         self.state = None
+
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None:
+        """Nothing to count: the state follows nodes and placements."""
 
 
 def new(args: NodeOrderArgs) -> NodeOrderPlugin:

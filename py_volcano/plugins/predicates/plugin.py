@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import structlog
 
-from py_volcano.api import MaskArray, NodeInfo, TaskID, TaskInfo
+from py_volcano.api import JobInfo, MaskArray, NodeInfo, TaskID, TaskInfo
 from py_volcano.framework import CycleState, EventHandler, PredicateStatus, ReleasedTasks, Session, SpecState
 from py_volcano.plugins.predicates.args import PredicatesArgs
 from py_volcano.plugins.predicates.node_filters import StaticFilters, node_filter_failure
@@ -203,6 +203,9 @@ class PredicatesPlugin:
     def on_session_close(self, ssn: Session) -> None:
         """Drop the session state."""
         self.state = None
+
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None:
+        """Nothing to count: the state follows nodes and placements; a task's checks are made when asked."""
 
 
 def unallocated_claims(task: TaskInfo, state: CycleState) -> str | None:

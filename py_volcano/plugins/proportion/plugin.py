@@ -85,6 +85,24 @@ class QueueShares:
         shares.dry_runs = StateRegistry({queue_id: attr.allocated for queue_id, attr in shares.attrs.items()})
         return shares
 
+    def add_job(self, job: JobInfo) -> None:
+        """Count a job added to the session (its queue accounted if it was not yet, in queue order) and
+        split the cluster again from nothing, as `build` does."""
+        queue = self.queues.get(job.queue)
+        if queue is None:
+            return
+        attr = self.attrs.get(job.queue)
+        if attr is None:
+            attr = QueueAttr(queue, total=self.total, total_guarantee=self.total_guarantee)
+            self.dry_runs.before_change()
+            added = {**self.attrs, job.queue: attr}
+            self.attrs = {uid: added[uid] for uid in self.queues if uid in added}
+            self.dry_runs = StateRegistry({queue_id: each.allocated for queue_id, each in self.attrs.items()})
+        attr.add_job(job)
+        for each in self.attrs.values():
+            each.deserved = Resource()
+        split_deserved(self.attrs.values(), self.total)
+
     def _attr_of(self, task: TaskInfo) -> QueueAttr | None:
         job = self.jobs.get(task.job) if task.job else None
         return self.attrs.get(job.queue) if job is not None else None
@@ -287,11 +305,20 @@ class ProportionPlugin:
         ssn.add_simulate_allocatable_fn(NAME, shares.simulate_allocatable)
         ssn.add_event_handler(EventHandler(allocate=shares.on_allocate, deallocate=shares.on_deallocate))
 
-    def on_session_close(self, ssn: Session) -> None:
+    def on_job_added(self, ssn: Session, job: JobInfo) -> None:
+        """Count the job in its queue and split the cluster again, as the session's opening does."""
+        if self.shares is not None:
+            self.shares.add_job(job)
+
+    def report(self, ssn: Session) -> None:
         """Report every queue's figures (deserved, allocated, request, share, overused...)."""
         if self.shares is not None:
             for queue in ssn.queues.values():
                 ssn.queue_figures[queue.name] = self.shares.figures(queue)
+
+    def on_session_close(self, ssn: Session) -> None:
+        """Report every queue's figures, then drop the state."""
+        self.report(ssn)
         self.shares = None
 
 

@@ -1,0 +1,201 @@
+"""The fast path (`actions.arrivals`): one-pod jobs that arrive after a cycle, placed in that cycle's kept
+session, are placed exactly as the next whole cycle over the same store would place them, and the
+queues' figures after it are that cycle's; what the fast path does not take waits for the cycle."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from py_volcano.actions.arrivals import place_arrivals
+from py_volcano.api import CycleResult, JobID, JobInfo, QueueFigures, TaskInfo
+from py_volcano.cache.store import PODS, Store
+from py_volcano.framework import (
+    PluginMemory,
+    SchedulerConf,
+    Session,
+    default_conf_text,
+    end_session,
+    open_session,
+    report_session,
+    run_cycle,
+)
+from py_volcano.framework.backlog import shares_backlog
+from py_volcano.plugins.drf import DrfPlugin
+from py_volcano.plugins.overcommit import OvercommitPlugin
+from py_volcano.registry import default_registry, load_conf
+from tests.builders import cluster, node, pod, pod_group, queue
+from tests.unit.cache.test_built_snapshot import _exact, _feed
+from tests.unit.cache.test_settled_equivalence import running_clusters
+
+CONF = load_conf(None)
+#: Hierarchical drf orders the queues itself, without proportion (which it conflicts with).
+HIERARCHICAL = load_conf(
+    default_conf_text()
+    .replace("- name: drf", "- name: drf\n    enableHierarchy: true")
+    .replace("  - name: proportion\n", "")
+)
+CAPACITY = load_conf(
+    """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: capacity
+  - name: nodeorder
+"""
+)
+
+
+def _quota(figures: QueueFigures) -> tuple[Any, ...]:
+    """What allocate's quota checks read (a session's inqueue is its opening's: admissions, not placements)."""
+    quota = (figures.allocated, figures.request, figures.deserved)
+    return (*(_exact(resource) for resource in quota), figures.share, figures.overused)
+
+
+def _binds(binds: list[tuple[TaskInfo, str]]) -> list[tuple[str, str]]:
+    return sorted((task.key, node_name) for task, node_name in binds)
+
+
+def _kept_cycle(store: Store, conf: SchedulerConf, memory: PluginMemory) -> tuple[CycleResult, list[Session]]:
+    """One cycle over the store as the runner runs it, keeping its session; its binds held in the store."""
+    kept: list[Session] = []
+    snapshot = store.snapshot(token=conf, settle=shares_backlog(conf))
+    result = run_cycle(snapshot, conf, default_registry(), memory=memory, keep=kept.append)
+    store.record_phases({job: (status.phase, status.shadow) for job, status in result.pod_groups.items()})
+    for task, node_name in result.binds:
+        store.assume(task.key, node_name)
+    return result, kept
+
+
+def _arrive(store: Store, arrivals: list[dict[str, Any]]) -> list[JobInfo]:
+    for obj in arrivals:
+        store.apply_event(PODS, "ADDED", obj)
+    jobs, others = store.take_arrivals()
+    assert others == 0
+    return jobs
+
+
+@st.composite
+def arrivals(draw: st.DrawFn, queues: list[str]) -> list[dict[str, Any]]:
+    """One to four pods without a PodGroup, in named queues or the default one, some with a priority."""
+    count = draw(st.integers(1, 6))
+    return [
+        pod(
+            name=f"arrival-{i}",
+            cpu=draw(st.sampled_from(["1", "2", "3", "6", "500m"])),
+            queue=draw(st.sampled_from(["", *queues])),
+            priority=draw(st.sampled_from([None, 0, 10])),
+        )
+        for i in range(count)
+    ]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(objects=running_clusters(), hierarchical=st.booleans(), data=st.data())
+def test_the_fast_path_places_arrivals_as_the_next_cycle_would(
+    objects: list[dict[str, Any]], hierarchical: bool, data: Any
+) -> None:
+    """Also under hierarchical drf (every queue a leaf under the root, weighted), whose tree takes the
+    arrivals' leaves."""
+    queues = [obj["metadata"]["name"] for obj in objects if obj["kind"] == "Queue"]
+    conf = HIERARCHICAL if hierarchical else CONF
+    if hierarchical:
+        for obj in objects:
+            if obj["kind"] == "Queue":
+                weight = obj["spec"]["weight"]
+                obj["metadata"]["annotations"] = {
+                    "volcano.sh/hierarchy": f"root/{obj['metadata']['name']}",
+                    "volcano.sh/hierarchy-weights": f"1/{weight}",
+                }
+    new = data.draw(arrivals(queues), label="arrivals")
+    kept_store = Store(scheduler_name="py-volcano")
+    _feed(kept_store, objects)
+    first, kept = _kept_cycle(kept_store, conf, PluginMemory(datetime.now(UTC)))
+    assert len(kept) == 1
+    ssn = kept[0]
+    fast: list[tuple[TaskInfo, str]] = []
+    ssn.on_binds = fast.extend
+    place_arrivals(ssn, _arrive(kept_store, new))
+    after = report_session(ssn).queues
+    end_session(ssn)
+
+    fresh = Store(scheduler_name="py-volcano")
+    _feed(fresh, objects + new)
+    fresh.record_phases({job: (status.phase, status.shadow) for job, status in first.pod_groups.items()})
+    for task, node_name in first.binds:
+        fresh.assume(task.key, node_name)
+    cycle = run_cycle(fresh.snapshot(), conf, default_registry())
+
+    assert _binds(fast) == _binds(cycle.binds)
+    assert {name: _quota(figures) for name, figures in after.items()} == {
+        name: _quota(figures) for name, figures in cycle.queues.items()
+    }
+
+
+def _session(conf: SchedulerConf, objects: list[dict[str, Any]]) -> Session | None:
+    store = Store(scheduler_name="py-volcano")
+    _feed(store, objects)
+    _, kept = _kept_cycle(store, conf, PluginMemory(datetime.now(UTC)))
+    return kept[0] if kept else None
+
+
+def test_only_a_session_whose_plugins_all_take_jobs_is_kept() -> None:
+    """The default configuration keeps its session; one with capacity (which cannot count a job added
+    to an open session) closes it as before."""
+    objects = [node(name="n1", cpu="4"), queue(name="q")]
+    kept = _session(CONF, objects)
+    assert kept is not None
+    end_session(kept)
+    assert _session(CAPACITY, objects) is None
+
+
+def test_what_the_fast_path_leaves_for_the_next_cycle() -> None:
+    """A best-effort pod (backfill's), a pod whose queue is closed, and a pod that fits no node stay
+    pending and are returned; a pod that fits is placed beside them."""
+    objects = [node(name="n1", cpu="4"), queue(name="q"), {**queue(name="shut"), "status": {"state": "Closed"}}]
+    ssn = _session(CONF, objects)
+    assert ssn is not None
+    store = Store(scheduler_name="py-volcano")
+    _feed(store, objects)
+    store.snapshot()
+    arrivals = [
+        pod(name="best-effort", cpu="", memory=""),
+        pod(name="closed", queue="shut"),
+        pod(name="too-big", cpu="8"),
+        pod(name="fits", queue="q"),
+    ]
+    placed: list[tuple[TaskInfo, str]] = []
+    ssn.on_binds = placed.extend
+    left = place_arrivals(ssn, _arrive(store, arrivals))
+    end_session(ssn)
+    assert sorted(task.name for job in left for task in job.tasks.values()) == ["best-effort", "closed", "too-big"]
+    assert _binds(placed) == [("default/fits", "n1")]
+
+
+def test_a_job_added_to_an_open_session_is_counted_as_its_opening_counts_it() -> None:
+    """An admitted group with minResources added after the opening: overcommit's claim, proportion's
+    figures and drf's share are those of a session opened with it."""
+    base = [node(name="n1", cpu="8"), queue(name="q"), pod(name="running", cpu="2", node_name="n1", queue="q")]
+    group = [
+        pod_group(name="g", queue="q", min_member=1, phase="Inqueue", min_resources={"cpu": "3"}),
+        pod(name="g-0", group="g", cpu="3"),
+    ]
+    registry = default_registry()
+    opened = open_session(cluster(*base, *group), CONF, registry)
+    added = open_session(cluster(*base), CONF, registry)
+    job = cluster(*base, *group).jobs[JobID("default/g")]
+    added.add_job(job)
+    for ssn in (opened, added):
+        report_session(ssn)
+    overcommit = [cast(OvercommitPlugin, ssn.plugins["overcommit"]).inqueue for ssn in (opened, added)]
+    assert _exact(overcommit[0]) == _exact(overcommit[1]) == (3000.0, 0.0, [])
+    assert _quota(opened.queue_figures["q"]) == _quota(added.queue_figures["q"])
+    shares = [cast(DrfPlugin, ssn.plugins["drf"]).shares for ssn in (opened, added)]
+    assert [repr(s.attrs[job.uid]) for s in shares if s is not None] == [repr(shares[0].attrs[job.uid])] * 2
