@@ -5,6 +5,7 @@ exit codes.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import socket
@@ -43,6 +44,15 @@ def _running(rest: Rest, namespace: str, *names: str) -> bool:
 
 def _nodes_of(rest: Rest, namespace: str) -> dict[str, str]:
     return {name: str(p["spec"].get("nodeName") or "") for name, p in rest.pods(namespace).items()}
+
+
+def _bound(rest: Rest, namespace: str, name: str) -> bool:
+    return bool(_nodes_of(rest, namespace).get(name))
+
+
+def _in_queue(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    manifest["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": name}
+    return manifest
 
 
 def _run_cycles(control_plane: Any, scheduler: str, cycles: int, *args: str) -> Scheduler:
@@ -526,10 +536,6 @@ def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_
     limited = token("q")
     rest.create(queue(limited, capability={"cpu": "3"}))
 
-    def in_queue(manifest: dict[str, Any]) -> dict[str, Any]:
-        manifest["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": limited}
-        return manifest
-
     try:
         instances = [
             Scheduler(
@@ -548,13 +554,13 @@ def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_
             first.wait_event("node_shard_changed", nodes=2)
             second.wait_event("node_shard_changed", nodes=2)
             objects = [pod(f"p-{i}", namespace, scheduler=scheduler_name, cpu="500m") for i in range(16)]
-            objects += [in_queue(pod(f"q-{i}", namespace, scheduler=scheduler_name, cpu="500m")) for i in range(6)]
+            queued = [pod(f"q-{i}", namespace, scheduler=scheduler_name, cpu="500m") for i in range(6)]
+            objects += [_in_queue(limited, manifest) for manifest in queued]
             _create_all(rest, objects)
             wait_for("all pods bound", lambda: all(_nodes_of(rest, namespace).values()), timeout=90)
             # the queue is full (6 x 500m = its capability): more of its pods wait in both shards
-            _create_all(
-                rest, [in_queue(pod(f"late-{i}", namespace, scheduler=scheduler_name, cpu="500m")) for i in range(2)]
-            )
+            late = [pod(f"late-{i}", namespace, scheduler=scheduler_name, cpu="500m") for i in range(2)]
+            _create_all(rest, [_in_queue(limited, manifest) for manifest in late])
             time.sleep(3)
             placed = _nodes_of(rest, namespace)
             bound = {
@@ -571,6 +577,47 @@ def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_
         assert {line["node"] for line in lines} <= set(shard_nodes[shard]), (shard, lines)
     assert all(line["status"] == 409 for line in conflicts), conflicts  # only the other instance's wins
     print(f"bound by shard a: {len(by_shard['a'])}, by shard b: {len(by_shard['b'])}, conflicts: {len(conflicts)}")
+
+
+def test_pods_arriving_between_cycles_are_placed_by_the_fast_path_within_queue_capability(
+    control_plane: Any, rest: Rest, namespace: str, nodes: Nodes, scheduler_name: str
+) -> None:
+    """With cycles a minute apart, pods without a PodGroup created after the first cycle are bound within
+    seconds by the fast path, through their queue's quota: of three 1-CPU pods in a queue capped at 2 CPU,
+    two are bound by no cycle and the third waits (it starts a cycle at the gap, which places nothing)."""
+    nodes.add(cpu="4")
+    if rest.get("Queue", "default") is None:  # else the scheduler creates it: a change its kept session misses
+        rest.create(queue("default"))
+    limited = token("q")
+    rest.create(queue(limited, capability={"cpu": "2"}))
+
+    try:
+        with Scheduler(
+            control_plane.kubeconfig,
+            f"--scheduler-name={scheduler_name}",
+            "--no-leader-elect",
+            "--schedule-period=60",
+            "--no-podgroup-controller",  # its PodGroups are new work, which starts a cycle at the gap
+            "--log-level=debug",
+        ) as process:
+            process.wait_event("cycle_done")
+            for name in ("f-0", "f-1", "f-2"):
+                rest.create(_in_queue(limited, pod(name, namespace, scheduler=scheduler_name, cpu="1")))
+                if name != "f-2":
+                    wait_for(f"{name} bound", functools.partial(_bound, rest, namespace, name), timeout=15)
+            process.wait_event("fast_path", left=1)
+            time.sleep(1)  # the cycle the pod left for starts at the gap (0.1 s) and places nothing
+            placed = _nodes_of(rest, namespace)
+            cycles = [line for line in process.events("cycle_done") if "jobs" in line]
+            exposition = process.metrics()
+    finally:
+        rest.delete("Queue", limited)
+    assert placed["f-2"] == "", placed
+    assert [line["binds"] for line in cycles] == [0, 0], cycles
+    assert re.search(r"^volcano_fast_path_placements_total 2\.0$", exposition, re.MULTILINE), exposition
+    assumed = r'^volcano_task_scheduling_latency_milliseconds_count\{stage="Assumed"\} (\S+)$'
+    bound = re.search(assumed, exposition, re.MULTILINE)
+    assert bound is not None and float(bound.group(1)) == 2.0
 
 
 def test_the_default_queue_is_created_when_missing(control_plane: Any, rest: Rest, scheduler_name: str) -> None:

@@ -158,6 +158,13 @@ def _add_run(commands: Any) -> None:
         "cycles only on the period, as Volcano) (default: %(default)s)",
     )
     run.add_argument(
+        "--fast-path",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="place a pod without a PodGroup that arrives between cycles at once, in the last cycle's session "
+        "kept open, through the same plugins' checks; off, every pod waits for a cycle (default: on)",
+    )
+    run.add_argument(
         "--minimum-feasible-nodes",
         metavar="N",
         type=_non_negative_int,

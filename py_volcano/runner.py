@@ -16,19 +16,22 @@ binds and evictions in flight finish, flush status, release the Lease, stop the 
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import hashlib
 import signal
 import time
 import warnings
 from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from py_volcano.aio import wait_any, wait_or_stop
+from py_volcano.actions.arrivals import place_arrivals
+from py_volcano.aio import wait_any
 from py_volcano.api import DEFAULT_QUEUE, HARD_SHARDING, CycleResult, JobID, PodGroupPhase
 from py_volcano.cache import (
     INFORMED_KINDS,
@@ -53,7 +56,16 @@ from py_volcano.cache import (
 )
 from py_volcano.controller import PodGroupController
 from py_volcano.errors import ApiError, ConfigError
-from py_volcano.framework import NodesToFind, PluginMemory, Registry, SchedulerConf, run_cycle, shares_backlog
+from py_volcano.framework import (
+    NodesToFind,
+    PluginMemory,
+    Registry,
+    SchedulerConf,
+    Session,
+    end_session,
+    run_cycle,
+    shares_backlog,
+)
 from py_volcano.metrics import Metrics, serve
 from py_volcano.registry import default_registry, load_conf
 from py_volcano.serving import TlsFiles, serve_secure
@@ -80,6 +92,16 @@ _HTTP_SERVERS = ("metrics-server", "secure-metrics-server")
 
 #: Seconds shutdown waits for each step (status flush, watches) before going on.
 _SHUTDOWN_STEP_TIMEOUT = 10.0
+
+
+@dataclass(slots=True)
+class KeptSession:
+    """The last cycle's session, kept open for the fast path until the next cycle (`actions.arrivals`):
+    valid while the configuration is `conf` and the store saw no change it cannot see (`outside`)."""
+
+    session: Session
+    conf: SchedulerConf
+    outside: int
 
 
 class ConfFile:
@@ -215,6 +237,8 @@ class Runner:
             else None
         )
         self._reads_clock = False
+        #: The last cycle's session, open for the fast path (None: none kept, or it no longer holds).
+        self.kept: KeptSession | None = None
 
     def wall_clock(self) -> datetime:
         """Return the cycle's wall-clock time: the real clock, or `--clock-start` plus the time run since."""
@@ -414,7 +438,7 @@ class Runner:
         gap = period if limit is not None else self.settings.cycle.min_cycle_gap
         while not self.stop.is_set() and (limit is None or self.cycles_run < limit):
             started = time.monotonic()
-            self.store.work_arrived.clear()
+            self.store.clear_work()
             if self.is_leader() and (limit is not None or self._cycle_due()):
                 await self.ensure_default_queue()
                 outcome = await self.guarded_cycle(self.cycles_run)
@@ -430,12 +454,62 @@ class Runner:
             self.stop.set()
 
     async def _wait_next(self, earliest: float, latest: float) -> bool:
-        """Wait until `earliest` (monotonic), then until new work arrives or `latest`; return whether stopped."""
-        if await wait_or_stop(self.stop, max(0.0, earliest - time.monotonic())):
-            return True
-        if not self.store.work_arrived.is_set():
-            await wait_any(self.store.work_arrived, self.stop, timeout=max(0.0, latest - time.monotonic()))
+        """Wait until `earliest` (monotonic), then until new work arrives or `latest`; return whether stopped.
+
+        Meanwhile each pod that arrives goes to the fast path (`_place_arrivals`): work it places whole
+        starts no cycle."""
+        store = self.store
+        while not self.stop.is_set():
+            if store.pods_arrived.is_set():
+                store.pods_arrived.clear()
+                await self._place_arrivals()
+            working = store.work_arrived.is_set()
+            remaining = (earliest if working else latest) - time.monotonic()
+            if remaining <= 0:
+                break
+            events = (store.pods_arrived, self.stop) if working else (store.pods_arrived, store.work_arrived, self.stop)
+            await wait_any(*events, timeout=remaining)
         return self.stop.is_set()
+
+    async def _place_arrivals(self) -> None:
+        """Place the pods that arrived since the last snapshot in the kept session (`actions.arrivals`) and
+        send their binds; new work stays for the next cycle unless every arrival was placed and nothing
+        else arrived. A kept session that no longer holds (a change it cannot see, another configuration,
+        an arrival only a cycle takes, the Lease lost) is ended instead."""
+        kept = self.kept
+        if kept is None:
+            return
+        jobs, others = self.store.take_arrivals()
+        if others or kept.outside != self.store.outside_changes or kept.conf is not self.conf.current():
+            self._end_kept("arrivals only a cycle takes" if others else "a change the session cannot see")
+            return
+        if not jobs:
+            return
+        if not self.is_leader():
+            self._end_kept("not leading")
+            return
+        began, session = time.perf_counter(), kept.session
+        stream = DecisionStream(self.binder, asyncio.get_running_loop())
+        session.on_binds, placed = stream.put, len(session.binds)
+        with collector_paused():
+            left = await asyncio.to_thread(place_arrivals, session, jobs)
+        sending = stream.close(())
+        self.in_flight.add(sending)
+        sending.add_done_callback(self.in_flight.discard)
+        self.metrics.observe_fast_path(session.binds[placed:])
+        if not left and not self.store.arrivals and not self.store.group_work:
+            self.store.work_arrived.clear()
+        seconds = time.perf_counter() - began
+        log.debug("fast_path", jobs=len(jobs), left=len(left), duration_ms=round(seconds * 1000, 2))
+
+    def _end_kept(self, reason: str = "") -> None:
+        """Close the kept session, if any (before the next snapshot: it shares the store's built nodes);
+        `reason` is logged when the fast path gives it up before the next cycle."""
+        if self.kept is not None:
+            end_session(self.kept.session)
+            self.kept = None
+            if reason:
+                log.debug("fast_path_ended", reason=reason)
 
     def _cycle_due(self) -> bool:
         """Return whether anything a cycle reads changed since the last cycle's snapshot, a status write
@@ -464,6 +538,8 @@ class Runner:
         self._last_input = (self.store.generation, id(conf))
         backed_off, others = self._backed_off(conf), self._other_shards_jobs()
         skip = backed_off | others
+        self._end_kept()
+        keep = functools.partial(self._keep, outside=self.store.outside_changes) if self._fast_path() else None
         with collector_paused():
             sharing = shares_backlog(conf)  # docs/semantics.md, "Backoff of unschedulable jobs", "Settled jobs"
             snapshot = self.store.snapshot(backlog=skip if sharing else frozenset(), token=conf, settle=sharing)
@@ -483,6 +559,7 @@ class Runner:
                     skip=skip,
                     on_binds=stream.put,
                     nodes_to_find=NodesToFind(*self.settings.cycle.nodes_to_find),
+                    keep=keep,
                 )
             except BaseException:  # the binds committed before the failure are sent: see them through
                 leftover = stream.close(())
@@ -514,6 +591,20 @@ class Runner:
             duration_ms=round(seconds * 1000, 2),
         )
         return result, sending
+
+    def _fast_path(self) -> bool:
+        """Whether a cycle keeps its session for the fast path: on, unbounded, leading, without hard sharding."""
+        return (
+            self.settings.cycle.fast_path
+            and self.settings.cycle.cycles is None
+            and self.pending_shares is None
+            and self.is_leader()
+        )
+
+    def _keep(self, session: Session, *, outside: int) -> None:
+        """Keep the cycle's open session (`run_cycle`'s `keep`), valid while the store's count of changes
+        it cannot see stays `outside` (its value when the snapshot was taken)."""
+        self.kept = KeptSession(session, session.conf, outside)
 
     def _other_shards_jobs(self) -> frozenset[JobID]:
         """Return the pending jobs another shard instance places for now (none without hard sharding)."""

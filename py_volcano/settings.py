@@ -65,6 +65,10 @@ class CycleSettings:
     """Seconds between the starts of two cycles at least: new pending work (an unbound pod of ours, a
     changed PodGroup) starts a cycle this soon after the last one began instead of at the next period."""
 
+    fast_path: bool = True
+    """Place pods without a PodGroup that arrive between cycles in the last cycle's session, kept open,
+    as they arrive (`actions.arrivals`); off, every pod waits for a cycle."""
+
     scheduler_conf: Path | None = None
     """The `volcano-scheduler.conf` file, None for the packaged default; re-read when it changes."""
 
@@ -214,6 +218,7 @@ class Settings:
                 scheduler_name=args.scheduler_name,
                 schedule_period=args.schedule_period,
                 min_cycle_gap=min(args.min_cycle_gap, args.schedule_period),
+                fast_path=args.fast_path,
                 scheduler_conf=Path(args.scheduler_conf) if args.scheduler_conf else None,
                 cycles=args.cycles,
                 clock_start=args.clock_start,

@@ -514,16 +514,20 @@ class Store:
 
     def _note_outside(self, kind: Kind, key: str, previous: Any, current: Any) -> None:
         """Note for the fast path (`take_arrivals`) an unbound pod of ours that arrived, and count the changes a
-        session kept open since the last snapshot cannot see: any object but a pod (a Queue only when what
-        others write changed; a PodGroup when that changed and a pod names it, or it was there before), a
+        session kept open since the last snapshot cannot see: any object but a pod that changed (a Queue only
+        in what others write; a PodGroup when that changed and a pod names it, or it was there before), a
         pod bound by someone else, a waiting pod of ours gone, a pod that moved to another queue's job."""
         if kind is POD_GROUPS:
             named = self._named.get(JobID(key), 0) > 0
             if _fingerprint(previous) != _fingerprint(current) and (named or None not in (previous, current)):
                 self.outside_changes += 1
             return
+        if kind is QUEUES:
+            if _fingerprint(previous) != _fingerprint(current):
+                self.outside_changes += 1
+            return
         if kind is not PODS:
-            if kind is not QUEUES or _fingerprint(previous) != _fingerprint(current):
+            if previous is None or current is None or previous != current:  # a resync's copy changes nothing
                 self.outside_changes += 1
             return
         for pod, step in ((previous, -1), (current, 1)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from py_volcano.cache.store import NODES, POD_GROUPS, PODS, QUEUES, Store
+from py_volcano.cache.store import NODES, POD_GROUPS, PODS, PRIORITY_CLASSES, QUEUES, Store
 from tests.unit.cache.test_store import node, pod, pod_group
 
 
@@ -79,5 +79,8 @@ def test_changes_a_kept_session_cannot_see_are_counted_and_the_rest_are_not() ->
     store.apply_event(PODS, "ADDED", _in_group(pod("early", rv=19), "late"))
     assert counts(POD_GROUPS, "ADDED", pod_group("late", rv=20))  # a pod named it already
     assert not counts(NODES, "MODIFIED", node("n1", rv=21))  # a heartbeat: nothing the scheduler reads
+    high = {"metadata": {"name": "high", "resourceVersion": "23"}, "value": 100}
+    assert counts(PRIORITY_CLASSES, "ADDED", high)
+    assert not counts(PRIORITY_CLASSES, "MODIFIED", {**high, "metadata": {"name": "high", "resourceVersion": "24"}})
     assert counts(NODES, "MODIFIED", node("n1", rv=22, cpu="8"))
     assert store.outside_changes > counted
