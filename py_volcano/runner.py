@@ -460,11 +460,13 @@ class Runner:
         starts no cycle."""
         store = self.store
         while not self.stop.is_set():
-            if store.pods_arrived.is_set():
+            now = time.monotonic()
+            if store.pods_arrived.is_set() and now < latest:
                 store.pods_arrived.clear()
                 await self._place_arrivals()
+                continue  # pods that arrived meanwhile go first
             working = store.work_arrived.is_set()
-            remaining = (earliest if working else latest) - time.monotonic()
+            remaining = (earliest if working else latest) - now
             if remaining <= 0:
                 break
             events = (store.pods_arrived, self.stop) if working else (store.pods_arrived, store.work_arrived, self.stop)
@@ -473,9 +475,9 @@ class Runner:
 
     async def _place_arrivals(self) -> None:
         """Place the pods that arrived since the last snapshot in the kept session (`actions.arrivals`) and
-        send their binds; new work stays for the next cycle unless every arrival was placed and nothing
-        else arrived. A kept session that no longer holds (a change it cannot see, another configuration,
-        an arrival only a cycle takes, the Lease lost) is ended instead."""
+        send their binds; they are new work for the next cycle only when the fast path leaves some. A
+        kept session that no longer holds (a change it cannot see, another configuration, an arrival only
+        a cycle takes, the Lease lost) is ended instead, and the arrivals wait for the cycle."""
         kept = self.kept
         if kept is None:
             return
@@ -488,6 +490,8 @@ class Runner:
         if not self.is_leader():
             self._end_kept("not leading")
             return
+        if not self.store.group_work:
+            self.store.work_arrived.clear()  # these arrivals are the fast path's now; what it leaves is not
         began, session = time.perf_counter(), kept.session
         stream = DecisionStream(self.binder, asyncio.get_running_loop())
         session.on_binds, placed = stream.put, len(session.binds)
@@ -497,8 +501,8 @@ class Runner:
         self.in_flight.add(sending)
         sending.add_done_callback(self.in_flight.discard)
         self.metrics.observe_fast_path(session.binds[placed:])
-        if not left and not self.store.arrivals and not self.store.group_work:
-            self.store.work_arrived.clear()
+        if left:
+            self.store.work_arrived.set()
         seconds = time.perf_counter() - began
         log.debug("fast_path", jobs=len(jobs), left=len(left), duration_ms=round(seconds * 1000, 2))
 
