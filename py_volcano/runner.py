@@ -495,11 +495,17 @@ class Runner:
         began, session = time.perf_counter(), kept.session
         stream = DecisionStream(self.binder, asyncio.get_running_loop())
         session.on_binds, placed = stream.put, len(session.binds)
-        with collector_paused():
-            left = await asyncio.to_thread(place_arrivals, session, jobs)
-        sending = stream.close(())
-        self.in_flight.add(sending)
-        sending.add_done_callback(self.in_flight.discard)
+        try:
+            with collector_paused():
+                left = await asyncio.to_thread(place_arrivals, session, jobs)
+        except Exception as exc:  # as a failed cycle: logged, the arrivals left to the next cycle
+            log.exception("fast_path_failed", reason=f"{type(exc).__name__}: {exc}")
+            left = jobs
+            self._end_kept()
+        finally:  # what committed before a failure is sent too
+            sending = stream.close(())
+            self.in_flight.add(sending)
+            sending.add_done_callback(self.in_flight.discard)
         self.metrics.observe_fast_path(session.binds[placed:])
         if left:
             self.store.work_arrived.set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
@@ -156,6 +157,48 @@ def test_a_cycle_that_raises_is_logged_and_the_loop_goes_on() -> None:
     assert outcome is None
     assert [(entry["event"], entry["cycle"]) for entry in logs] == [("cycle_failed", 7)]
     assert "plugin bug in cycle 7" in str(logs[0]["reason"])
+
+
+def test_a_fast_path_that_raises_is_logged_and_leaves_its_arrivals_to_the_next_cycle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A failing fast path (a plugin bug) ends the kept session, logs fast_path_failed and leaves the new
+    work set for a cycle; nothing propagates into the loop."""
+    from py_volcano.cache import ApiClient, Credentials
+    from py_volcano.cache.store import NODES, PODS
+    from py_volcano.framework import run_cycle
+    from py_volcano.runner import Runner
+    from py_volcano.settings import LeaderSettings, Settings
+    from tests.unit.cache.test_store import node, pod
+
+    def broken(*_: object) -> list[object]:
+        raise RuntimeError("plugin bug in the fast path")
+
+    monkeypatch.setattr("py_volcano.runner.place_arrivals", broken)
+
+    async def scenario() -> tuple[Runner, list[MutableMapping[str, Any]]]:
+        client = ApiClient(Credentials(server="http://127.0.0.1:9"))
+        try:
+            alone = Settings(leader=LeaderSettings(enabled=False))
+            runner = Runner(alone, client, ConfFile(None, default_registry()), registry=default_registry())
+            runner.store.apply_event(NODES, "ADDED", node("n1", rv=1))
+            snapshot = runner.store.snapshot()
+            keep = functools.partial(runner._keep, outside=runner.store.outside_changes)
+            run_cycle(snapshot, runner.conf.current(), default_registry(), keep=keep)
+            assert runner.kept is not None
+            runner.store.apply_event(PODS, "ADDED", pod("arrival", rv=2))
+            runner.store.work_arrived.clear()
+            with capture_logs() as logs:
+                await runner._place_arrivals()
+            return runner, logs
+        finally:
+            await client.close()
+
+    runner, logs = asyncio.run(scenario())
+    assert runner.kept is None
+    assert runner.store.work_arrived.is_set()
+    assert [entry["event"] for entry in logs] == ["fast_path_failed", "fast_path"]
+    assert "plugin bug in the fast path" in str(logs[0]["reason"])
 
 
 def test_unsupported_names_are_logged_as_errors_at_load_and_at_every_reload(tmp_path: Path) -> None:
