@@ -8,8 +8,9 @@ control plane, printing the tables and one JSON object; or `python -m bench NAME
 1. the in-memory cycle at `--inmem-size` (5,000 nodes x 50,000 pods), before the control plane starts, and
    the in-memory cycle with network-topology-aware on a three-tier HyperNode tree against the same cluster
    without it (`bench.network_topology`: 1,000 and 5,000 nodes; quick 1,000), and the cycle that places
-   100 new pods in a cluster of 5,000 nodes and 150,000 bound pods (`bench.large_cluster`, in its own
-   process so its peak RSS is its own; quick 1,000 nodes x 30,000 pods);
+   100 new pods in a cluster of 5,000 nodes and 150,000 bound pods, then as many placed one by one by the
+   fast path (`bench.large_cluster`, in its own process so its peak RSS is its own; quick 1,000 nodes x
+   30,000 pods);
 2. a control plane with kwok nodes; at each node count (1,000 then 5,000; `--quick`: 1,000), `--repeat`
    times, interleaved: py-volcano `single` (10,000 one-pod jobs; quick 2,000), py-volcano `gang`
    (20 x 500; quick 4 x 500), kube-scheduler on the `single` workload, when `VOLCANO_SCHEDULER` names a
@@ -277,6 +278,8 @@ def headline(report: dict[str, Any], workload: Workload, full_size: bool) -> dic
         "large_cluster_cycle_s": report["large_cluster"].get("large_cluster_cycle_s"),
         "large_cluster_settling_cycle_s": report["large_cluster"].get("large_cluster_settling_cycle_s"),
         "large_cluster_rss_mib": report["large_cluster"].get("large_cluster_rss_mib"),
+        "large_cluster_fast_path_s": report["large_cluster"].get("large_cluster_fast_path_s"),
+        "large_cluster_fast_path_pod_ms": report["large_cluster"].get("large_cluster_fast_path_pod_ms"),
     } | {key: value for key, value in report["network_topology"].items() if key.startswith("network_topology_")}
     if "volcano" in largest:
         keys["volcano_pods_per_s"] = largest["volcano"].get("pods_per_s")

@@ -17,7 +17,10 @@ their binds' watch echoes are fed back before the next one. Each cycle is timed 
 `Metrics.observe_cycle`, and the release of the snapshot. Printed: wall and CPU seconds of each part,
 the median wall total of the measured cycles (`large_cluster_cycle_s`: snapshot + cycle + metrics), the
 first of them alone (`large_cluster_settling_cycle_s`: the jobs the warm-up decided settle in it) and
-the process's peak RSS (`large_cluster_rss_mib`, VmHWM). `--profile FILE` records the measured cycles
+the process's peak RSS (`large_cluster_rss_mib`, VmHWM). Then the fast path (`actions.arrivals`): one
+more cycle keeps its session, and `--new` pods arrive one at a time, each taken from the store and placed
+in that session as the runner does between cycles (`large_cluster_fast_path_s`: all of them,
+`large_cluster_fast_path_pod_ms`: the median pod). `--profile FILE` records the measured cycles
 under cProfile (their times are then inflated) and prints the top functions by own and cumulative time.
 """
 
@@ -38,10 +41,19 @@ from pathlib import Path
 from typing import Any, cast
 
 from bench.cluster import load_average, memory_mib
+from py_volcano.actions.arrivals import place_arrivals
 from py_volcano.api import CycleResult, JobID, PodGroupPhase
 from py_volcano.cache import ApiClient, Backoff, StatusWriter
 from py_volcano.cache.store import KINDS, Store
-from py_volcano.framework import PluginMemory, Registry, SchedulerConf, run_cycle, shares_backlog
+from py_volcano.framework import (
+    PluginMemory,
+    Registry,
+    SchedulerConf,
+    Session,
+    end_session,
+    run_cycle,
+    shares_backlog,
+)
 from py_volcano.logs import configure_logging
 from py_volcano.metrics import Metrics
 from py_volcano.registry import default_registry, load_conf
@@ -226,6 +238,8 @@ def measure(
         )
     if profiler is not None and profile is not None:
         profiler.dump_stats(profile)
+    arrivals = [_pod(f"fast-{i}", "stream", cpu="100m", memory="128Mi", created=_NEW_AT) for i in range(new)]
+    fast = _fast_path(store, conf, registry, memory, arrivals, put)
     steady = rows[1:]
     report: dict[str, Any] = {
         "nodes": nodes,
@@ -239,6 +253,8 @@ def measure(
         "large_cluster_cycle_cpu_s": statistics.median(row["total_cpu_s"] for row in steady) if steady else None,
         "large_cluster_settling_cycle_s": steady[0]["total_s"] if steady else None,
         "large_cluster_rss_mib": memory_mib(os.getpid()).get("VmHWM"),
+        "large_cluster_fast_path_s": round(sum(fast), 4),
+        "large_cluster_fast_path_pod_ms": round(statistics.median(fast) * 1000, 3) if fast else None,
         "load_average": load_average(),
         "profiled": profile is not None,
     }
@@ -293,6 +309,33 @@ def _cycle(
     return clock, result, jobs
 
 
+def _fast_path(
+    store: Store,
+    conf: SchedulerConf,
+    registry: Registry,
+    memory: PluginMemory,
+    arrivals: list[dict[str, Any]],
+    put: Callable[[dict[str, Any]], None],
+) -> list[float]:
+    """A cycle that keeps its session, then each of `arrivals` put in the store and placed in that session
+    by the fast path, as `Runner._place_arrivals` does; return the seconds of each placement."""
+    kept: list[Session] = []
+    gc.disable()
+    snapshot = store.snapshot(token=conf, settle=shares_backlog(conf))
+    run_cycle(snapshot, conf, registry, memory=memory, keep=kept.append)
+    del snapshot
+    seconds: list[float] = []
+    for obj in arrivals:
+        put(obj)
+        began = time.perf_counter()
+        jobs, _ = store.take_arrivals()
+        place_arrivals(kept[0], jobs)
+        seconds.append(time.perf_counter() - began)
+    end_session(kept[0])
+    gc.enable()
+    return seconds
+
+
 def _phases(result: CycleResult) -> dict[JobID, tuple[PodGroupPhase, bool]]:
     return {job: (group.phase, group.shadow) for job, group in result.pod_groups.items()}
 
@@ -311,7 +354,8 @@ def print_report(report: dict[str, Any]) -> None:
         )
     print(
         f"large_cluster_cycle_s {report['large_cluster_cycle_s']} (CPU {report['large_cluster_cycle_cpu_s']}), "
-        f"large_cluster_rss_mib {report['large_cluster_rss_mib']}"
+        f"large_cluster_rss_mib {report['large_cluster_rss_mib']}; the fast path: {report['new_pods']} pods "
+        f"{report['large_cluster_fast_path_s']} s, {report['large_cluster_fast_path_pod_ms']} ms a pod"
         + ("  (profiled: times inflated)" if report["profiled"] else "")
     )
 
