@@ -6,7 +6,9 @@ cycle (synchronous, in a worker thread so watches and Lease renewals go on), rec
 PodGroup phases, hands the result to the status writer and the metrics, and submits binds and
 evictions to the binder. The binder holds them in the store's overlays at once and sends them in the
 background, so the next cycle never waits for the API server's answers (10,000 binds take seconds).
-Only the Lease holder runs cycles; a standby keeps its store warm.
+Between cycles, a pod without a PodGroup that arrives is placed by the fast path in the last cycle's
+session, kept open until the next one (`actions.arrivals`). Only the Lease holder runs cycles; a standby
+keeps its store warm.
 
 Every background task is spawned by name through `Runner.spawn`, whose guard logs a failure or an
 unexpected exit and stops the process with exit code 1. SIGTERM/SIGINT stop scheduling, let the

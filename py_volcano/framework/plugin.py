@@ -18,7 +18,10 @@ ArgsT = TypeVar("ArgsT")
 
 
 class Plugin(Protocol):
-    """A plugin registers functions on a session when it opens and may report when it closes."""
+    """A plugin registers functions on a session when it opens and may report when it closes.
+
+    Two hooks are optional: `report(ssn)` reports what its close would without closing (a session kept
+    open for the fast path: `session.report_session`), and `on_job_added(ssn, job)` (`JobTaker`)."""
 
     name: str
 
