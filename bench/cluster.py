@@ -58,6 +58,8 @@ NODE_LABEL = "bench.py-volcano/node"
 
 #: Concurrent requests when creating objects (nodes, pods) and binding in the ceiling client.
 CREATE_CONCURRENCY = 64
+#: Seconds without a pod LIST after which kwok has taken every new node over.
+QUIET_SECONDS = 3
 
 
 def machine() -> dict[str, Any]:
@@ -280,7 +282,27 @@ class BenchCluster:
         self.nodes.extend(names)
         created = time.monotonic()
         await self._until(f"{count} nodes Ready", lambda: self._nodes_ready(count), timeout=600, interval=2.0)
-        return {"create_s": round(created - began, 2), "ready_s": round(time.monotonic() - began, 2)}
+        ready = time.monotonic()
+        await self._until_kwok_settled(timeout=600)
+        return {
+            "create_s": round(created - began, 2),
+            "ready_s": round(ready - began, 2),
+            "settled_s": round(time.monotonic() - began, 2),
+        }
+
+    async def _until_kwok_settled(self, *, timeout: float) -> None:
+        """Wait until kwok stops LISTing pods: it lists each node's pods as it takes the node over, for
+        a while after the node is Ready (5,000 nodes: ~5,000 LISTs over tens of seconds). A phase started
+        meanwhile shares the API server with them and sees every pod watch closed in waves."""
+        deadline = time.monotonic() + timeout
+        lists, quiet = -1.0, 0
+        while quiet < QUIET_SECONDS:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out after {timeout:.0f}s waiting for kwok to take every node")
+            await asyncio.sleep(1.0)
+            now = (await self.api_counters()).get("LIST pods", 0.0)
+            quiet = quiet + 1 if now == lists else 0
+            lists = now
 
     async def _nodes_ready(self, count: int) -> bool:
         ready = 0
