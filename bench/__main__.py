@@ -20,7 +20,8 @@ control plane, printing the tables and one JSON object; or `python -m bench NAME
    workload); the medians are reported; after the first node count's phases, the backlog phase
    (`bench.backlog`: 20,000 pods that never fit, then a stream of small pods; quick 5,000) gives
    `backlog_small_pod_p99_s`; at the largest node count, the steady phases (`bench.steady`: 150 pods/s
-   for 60 s, quick 50 for 20 s) by py-volcano and by kube-scheduler, then the shard phases, once (`bench.shards`:
+   for 60 s, quick 50 for 20 s) by py-volcano and by kube-scheduler in turn, `--repeat` times (medians),
+   then the shard phases, once (`bench.shards`:
    the `single` workload scheduled by 1, 2 and 4 `py-volcano run` instances in hard sharding mode, each
    owning a NodeShard of the nodes; `shards_pods_per_s_{1,2,4}`, printed beside the null scheduler's figure);
 3. with `--profile`, one more py-volcano `single` phase at the largest node count under py-spy,
@@ -59,7 +60,7 @@ from bench.report import median_of, print_table, ratio
 from bench.shards import INSTANCES as SHARD_INSTANCES
 from bench.shards import print_shards, shards_phase
 from bench.side_by_side import ceiling_phase, kube_scheduler_phase, null_phase, ratios
-from bench.steady import steady_phase
+from bench.steady import WHO, steady_pairs
 from py_volcano.logs import configure_logging
 
 RSS_LIMIT_MIB = 1536.0
@@ -185,20 +186,14 @@ async def run_all(
             print(flush=True)
             report["by_nodes"][str(count)] = result
             if count == max(workload.nodes):
-                report["steady"] = {
-                    who: await attempt(
-                        f"steady {who}",
-                        steady_phase(
-                            cluster, who=who, rate=workload.steady_rate, seconds=workload.steady_seconds, qps=qps
-                        ),
-                        errors,
-                    )
-                    for who in ("py-volcano", "kube-scheduler")
-                }
-                print_table(
-                    list(report["steady"].values()),
-                    STEADY_COLUMNS,
+                report["steady"] = await attempt(
+                    "steady",
+                    steady_pairs(
+                        cluster, rate=workload.steady_rate, seconds=workload.steady_seconds, qps=qps, repeat=repeat
+                    ),
+                    errors,
                 )
+                print_table([report["steady"].get(who) or {} for who in WHO], STEADY_COLUMNS)
                 report["shards"] = {
                     str(n): await attempt(f"shards {n}", shards_phase(cluster, instances=n, pods=workload.pods), errors)
                     for n in SHARD_INSTANCES

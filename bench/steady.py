@@ -3,7 +3,8 @@
 A burst measures how fast a backlog drains; a steady rate measures what a user waiting for one pod sees
 when the cluster is busy but not overloaded: the p99 of creation-to-bind latency (first seen by the
 watch to first seen bound, as every phase measures it) at a rate both schedulers sustain.
-Usage: python -m bench steady [--nodes 5000] [--rate 150] [--seconds 60] [--json]
+With `--repeat N` the two run N times in turn on one plane and the figures are the medians.
+Usage: python -m bench steady [--nodes 5000] [--rate 150] [--seconds 60] [--repeat 1] [--json]
 """
 
 from __future__ import annotations
@@ -17,9 +18,13 @@ from typing import Any
 
 from bench.cluster import BenchCluster, PodWatch, code_version, load_average, machine, percentile, pod_manifest
 from bench.e2e import SCHEDULER, start_volcano
+from bench.report import median_of
 from bench.side_by_side import kube_scheduler_running
 
-__all__ = ["create_at_rate", "main", "steady_phase"]
+__all__ = ["WHO", "create_at_rate", "main", "steady_pairs", "steady_phase"]
+
+#: The schedulers measured, in the order they run.
+WHO = ("py-volcano", "kube-scheduler")
 
 
 async def create_at_rate(cluster: BenchCluster, namespace: str, bodies: list[dict[str, Any]], rate: float) -> float:
@@ -75,22 +80,33 @@ async def steady_phase(cluster: BenchCluster, *, who: str, rate: float, seconds:
         await proc.stop()
 
 
-async def run(*, nodes: int, rate: float, seconds: float, qps: int, lease_seconds: int) -> dict[str, Any]:
+async def steady_pairs(
+    cluster: BenchCluster, *, rate: float, seconds: float, qps: int, repeat: int
+) -> dict[str, dict[str, Any]]:
+    """Run the steady phase by py-volcano, then by kube-scheduler, `repeat` times in turn; return each
+    scheduler's medians (`median_of`) with every run under "all"."""
+    runs: dict[str, list[dict[str, Any]]] = {who: [] for who in WHO}
+    for _ in range(repeat):
+        for who in WHO:
+            runs[who].append(await steady_phase(cluster, who=who, rate=rate, seconds=seconds, qps=qps))
+    return {who: median_of(records) | {"all": records} for who, records in runs.items()}
+
+
+async def run(*, nodes: int, rate: float, seconds: float, qps: int, lease_seconds: int, repeat: int) -> dict[str, Any]:
     """Start a control plane with `nodes` kwok nodes; run the steady phase by py-volcano, then by
-    kube-scheduler; return the report."""
+    kube-scheduler, `repeat` times; return the report (medians)."""
     cluster = BenchCluster(lease_seconds=lease_seconds)
     report: dict[str, Any] = {"machine": machine(), "code": code_version(), "load_average_start": load_average()}
     try:
         report["control_plane_start_s"] = round(await cluster.start(), 1)
         report["scale"] = await cluster.scale_nodes(nodes)
-        for who in ("py-volcano", "kube-scheduler"):
-            report[who] = await steady_phase(cluster, who=who, rate=rate, seconds=seconds, qps=qps)
+        report |= await steady_pairs(cluster, rate=rate, seconds=seconds, qps=qps, repeat=repeat)
     finally:
         report["load_average_end"] = load_average()
         await cluster.stop()
     report["steady_p99_s"] = report.get("py-volcano", {}).get("p99_latency_s")
     report["kube_scheduler_steady_p99_s"] = report.get("kube-scheduler", {}).get("p99_latency_s")
-    for who in ("py-volcano", "kube-scheduler"):
+    for who in WHO:
         row = report.get(who, {})
         print(
             f"{who:>15}: {row.get('bound')}/{row.get('pods')} bound, created {row.get('create_per_s')}/s, "
@@ -106,6 +122,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--rate", type=float, default=150.0, help="pods created per second")
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each scheduler, in turn; medians reported")
     parser.add_argument("--kube-scheduler-qps", type=int, default=5000, help="0: kube-scheduler's stock 50/100")
     parser.add_argument("--lease-seconds", type=int, default=1200, help="kwok node Lease duration (40: default)")
     parser.add_argument("--json", action="store_true")
@@ -117,6 +134,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             seconds=args.seconds,
             qps=args.kube_scheduler_qps,
             lease_seconds=args.lease_seconds,
+            repeat=args.repeat,
         )
     )
     if args.json:
