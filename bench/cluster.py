@@ -595,7 +595,8 @@ class PodWatch:
 
 
 def scrape(port: int) -> dict[str, Any]:
-    """Scrape py-volcano's /metrics: binds, cycles, cycle time, and the pod-latency histogram buckets."""
+    """Scrape py-volcano's /metrics: binds, cycles, cycle time, and the buckets of the pod-latency histogram
+    to the Bound stage (creation to the bind's answer, as the scheduler sees it)."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
     out: dict[str, Any] = {"binds": 0.0, "bind_errors": 0.0, "cycles": 0.0, "latency_buckets": []}
@@ -609,7 +610,10 @@ def scrape(port: int) -> dict[str, Any]:
                 out["cycle_ms_sum"] = sample.value
             elif sample.name == "volcano_e2e_scheduling_latency_milliseconds_count":
                 out["cycle_count"] = sample.value
-            elif sample.name == "volcano_task_scheduling_latency_milliseconds_bucket":
+            elif (
+                sample.name == "volcano_task_scheduling_latency_milliseconds_bucket"
+                and sample.labels.get("stage") == "Bound"
+            ):  # one stage's series: the stages' buckets together are no histogram
                 out["latency_buckets"].append((float(sample.labels["le"]) / 1000, sample.value))
     return out
 
