@@ -10,7 +10,7 @@ version), and the raw bind ceiling of the API server.
   the stock configuration.
 * `ceiling`: pods nobody schedules (`schedulerName: nobody`) are created first; then a tight loop POSTs
   every pods/binding with the scheduler's own async client (`py_volcano.cache.client.ApiClient`) and the
-  scheduler's default bind concurrency (32), round-robin over the nodes. Its rate is binds / (last answer
+  scheduler's default bind concurrency (128), round-robin over the nodes. Its rate is binds / (last answer
   - first request): what the API server accepts when nothing else is done.
 
 Ratios: py-volcano / kube-scheduler on `pods_per_s` (first creation to last bind, both sides alike), and
@@ -45,7 +45,7 @@ from py_volcano.cache.client import ApiClient
 __all__ = ["ceiling_phase", "kube_scheduler_phase", "kube_scheduler_running", "main", "null_phase", "ratios"]
 
 #: py-volcano's default --bind-concurrency.
-BIND_CONCURRENCY = 32
+BIND_CONCURRENCY = 128
 
 
 def kube_scheduler_config(qps: int) -> str:

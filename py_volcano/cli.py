@@ -248,7 +248,7 @@ def _add_run(commands: Any) -> None:
         "--bind-concurrency",
         metavar="N",
         type=_positive(int),
-        default=32,
+        default=128,
         help="binds and evictions in flight at once (default: %(default)s)",
     )
     run.add_argument(

@@ -110,9 +110,12 @@ class BackoffSettings:
 class BindingSettings:
     """How decisions reach the API server."""
 
-    concurrency: int = 32
+    concurrency: int = 128
     """Binds and evictions in flight at once; the API client's pool has a few more connections for Lease,
-    status and LIST traffic, so those never queue behind a burst of binds."""
+    status and LIST traffic, so those never queue behind a burst of binds. Volcano and kube-scheduler
+    send each bind from its own goroutine (no bound but their client's rate limit): with too few in
+    flight, binds queue here while pod creation takes the API server (docs/performance.md, "Binds in
+    flight")."""
 
     request_timeout: float = 30.0
     """Seconds one API request may take before it counts as failed."""
