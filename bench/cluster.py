@@ -293,7 +293,7 @@ class BenchCluster:
     async def _until_kwok_settled(self, *, timeout: float) -> None:
         """Wait until kwok stops LISTing pods: it lists each node's pods as it takes the node over, for
         a while after the node is Ready (5,000 nodes: ~5,000 LISTs over tens of seconds). A phase started
-        meanwhile shares the API server with them and sees every pod watch closed in waves."""
+        meanwhile shares the API server with them, as the first phase after scaling did."""
         deadline = time.monotonic() + timeout
         lists, quiet = -1.0, 0
         while quiet < QUIET_SECONDS:
