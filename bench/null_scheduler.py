@@ -1,6 +1,6 @@
 """The null scheduler: the fastest any scheduler can bind on this machine with creation in the window.
 
-`python -m bench.null_scheduler --kubeconfig PATH --scheduler-name NAME [--concurrency 128]` lists the
+`python -m bench.null_scheduler --kubeconfig PATH --scheduler-name NAME [--concurrency N]` lists the
 nodes once, then watches every pod of `spec.schedulerName=NAME` without a node and POSTs its binding at
 once, round-robin over the nodes, with py-volcano's client and bind concurrency. It decides nothing, reads
 no queue, keeps no cache: what is left is the watch, the JSON and the binding calls, the part of a
@@ -17,6 +17,7 @@ from typing import Any
 
 from py_volcano.cache.client import ApiClient
 from py_volcano.errors import ApiError
+from py_volcano.settings import BindingSettings
 
 __all__ = ["NullScheduler", "main"]
 
@@ -106,7 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.null_scheduler", description=__doc__.split("\n\n")[0])
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--scheduler-name", default="null-scheduler")
-    parser.add_argument("--concurrency", type=int, default=128, help="binds in flight (py-volcano's default)")
+    parser.add_argument(
+        "--concurrency", type=int, default=BindingSettings().concurrency, help="binds in flight (py-volcano's default)"
+    )
     asyncio.run(_main(parser.parse_args(argv)))
 
 

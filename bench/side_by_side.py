@@ -10,7 +10,7 @@ version), and the raw bind ceiling of the API server.
   the stock configuration.
 * `ceiling`: pods nobody schedules (`schedulerName: nobody`) are created first; then a tight loop POSTs
   every pods/binding with the scheduler's own async client (`py_volcano.cache.client.ApiClient`) and the
-  scheduler's default bind concurrency (128), round-robin over the nodes. Its rate is binds / (last answer
+  scheduler's default `--bind-concurrency`, round-robin over the nodes. Its rate is binds / (last answer
   - first request): what the API server accepts when nothing else is done.
 
 Ratios: py-volcano / kube-scheduler on `pods_per_s` (first creation to last bind, both sides alike), and
@@ -41,11 +41,12 @@ from bench.cluster import BenchCluster, code_version, cpu_seconds, load_average,
 from bench.e2e import COLUMNS, measure_phase, table_row, volcano_phase
 from bench.report import median_of, print_table, ratio
 from py_volcano.cache.client import ApiClient
+from py_volcano.settings import BindingSettings
 
 __all__ = ["ceiling_phase", "kube_scheduler_phase", "kube_scheduler_running", "main", "null_phase", "ratios"]
 
 #: py-volcano's default --bind-concurrency.
-BIND_CONCURRENCY = 128
+BIND_CONCURRENCY = BindingSettings().concurrency
 
 
 def kube_scheduler_config(qps: int) -> str:

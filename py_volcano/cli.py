@@ -18,6 +18,7 @@ from py_volcano.api import NONE_SHARDING, SHARDING_MODES
 from py_volcano.ctl import add_commands
 from py_volcano.errors import ConfigError, ScenarioError
 from py_volcano.logs import LEVELS, configure_logging
+from py_volcano.settings import BindingSettings
 
 __all__ = ["KUBECTL_PLUGIN", "build_parser", "main", "run", "run_kubectl_plugin"]
 
@@ -248,7 +249,7 @@ def _add_run(commands: Any) -> None:
         "--bind-concurrency",
         metavar="N",
         type=_positive(int),
-        default=128,
+        default=BindingSettings().concurrency,
         help="binds and evictions in flight at once (default: %(default)s)",
     )
     run.add_argument(
