@@ -320,12 +320,21 @@ def test_scheduling_and_status_with_volcanos_crds(
             wide_group = f"podgroup-{job['metadata']['uid']}"
 
             def unschedulable() -> dict[str, Any] | None:
+                """The gang's Unschedulable condition once a cycle has seen all three pods (a cycle that ran
+                while the Job controller had created fewer writes `1/1 tasks unschedulable: ... valid: 1`)."""
                 current = rest.get("PodGroup", wide_group, cluster.namespace) or {}
                 conditions = (current.get("status") or {}).get("conditions") or []
-                return next((c for c in conditions if c["type"] == "Unschedulable" and c["status"] == "True"), None)
+                return next(
+                    (
+                        c
+                        for c in conditions
+                        if c["type"] == "Unschedulable" and c["status"] == "True" and "/3 tasks" in c["message"]
+                    ),
+                    None,
+                )
 
-            condition = wait_for("the Unschedulable condition", unschedulable, timeout=60)
-            assert "3 tasks" in condition["message"] or "/3 tasks" in condition["message"], condition
+            condition = wait_for("the Unschedulable condition over the three pods", unschedulable, timeout=60)
+            assert condition["reason"] == "NotEnoughResources", condition
             assert not [pod for pod in cluster.bound() if pod.startswith("wide")]
             status = wait_for("the queue's status", lambda: (rest.get("Queue", queue) or {}).get("status"))
             assert status.get("state") == "Open", status
