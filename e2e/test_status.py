@@ -702,3 +702,41 @@ def test_a_pod_placed_before_its_condition_is_sent_is_not_marked_unschedulable(
     run_writer(control_plane, scenario)
     for pod in ("pair-0", "pair-1"):
         assert cluster.conditions(pod)["PodScheduled"]["status"] == "True"
+
+
+def test_a_queue_closed_while_the_cycle_ran_stays_closed(control_plane: Any, cluster: Cluster) -> None:
+    """The cycle read the Queue before it had a state, so it writes `Open`; `py-volcano queue close` lands
+    first. The write is conditioned on the resourceVersion the cycle read: refused (409), not logged as a
+    failure, and forgotten, so the next cycle (which reads Closed) writes the counts without a state."""
+    cluster.pod("solo")
+    stale = cluster.cycle()
+    assert not stale.queue_statuses[cluster.queue].state_set
+    cluster.custom.patch_cluster_custom_object_status(
+        GROUP, VERSION, "queues", cluster.queue, {"status": {"state": "Closed"}}
+    )
+    fresh = cluster.cycle()
+    assert fresh.queue_statuses[cluster.queue].state_set
+
+    async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
+        with structlog.testing.capture_logs() as logs:
+            writer.submit(stale)
+            await writer.flush()
+        queue_calls = [
+            (status, body) for _, path, status, body in api.take() if path.endswith(f"/{cluster.queue}/status")
+        ]
+        assert [status for status, _ in queue_calls] == [409]
+        assert queue_calls[0][1]["status"]["state"] == "Open"
+        assert [e["object"] for e in logs if e["event"] == "status_write_stale"] == [cluster.queue]
+        assert not [e for e in logs if e["event"] in ("status_write_failed", "status_write_rejected")]
+        writer.submit(fresh)
+        await writer.flush()
+        queue_calls = [
+            (status, body) for _, path, status, body in api.take() if path.endswith(f"/{cluster.queue}/status")
+        ]
+        assert [status for status, _ in queue_calls] == [200], "the refused counts are written again"
+        assert "state" not in queue_calls[0][1]["status"] and "metadata" not in queue_calls[0][1]
+
+    run_writer(control_plane, scenario)
+    status = cluster.queue_status()
+    assert status["state"] == "Closed", status
+    assert status["pending"] == 1, status

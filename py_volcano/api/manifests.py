@@ -561,6 +561,7 @@ def parse_queue(obj: Mapping[str, Any], *, creation: float = 0.0) -> QueueInfo:
         parent=_str(spec.get("parent"), InvalidQueue, name, "spec.parent"),
         state=state,
         state_set=bool(status.get("state")),
+        resource_version=str(_meta(obj).get("resourceVersion") or ""),
         reclaimable=reclaimable,
         priority=_int(spec.get("priority"), InvalidQueue, name, "spec.priority", 0, _PRIORITY_MIN, _PRIORITY_MAX),
         creation=parse_timestamp(_meta(obj).get("creationTimestamp")) or creation,

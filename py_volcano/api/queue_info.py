@@ -39,6 +39,8 @@ class QueueInfo:
     state: QueueState = QueueState.OPEN
     state_set: bool = True
     """False when the Queue has no `status.state` yet: the scheduler writes `Open` then, and only then."""
+    resource_version: str = ""
+    """The `metadata.resourceVersion` read: the default state is written only onto that version."""
     reclaimable: bool = True
     priority: int = 0
     creation: float = 0.0

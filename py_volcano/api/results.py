@@ -91,11 +91,13 @@ class QueueStatus:
 
     The counts include the one-pod groups of pods without a PodGroup, as Volcano's PodGroups for them would.
     The state belongs to whoever opens and closes queues (`py-volcano queue`, Volcano's queue controller):
-    it is written only while the Queue has none (`state_set` False), so a close is never undone.
+    it is written only while the Queue has none (`state_set` False), and only onto the `resource_version`
+    the cycle read, so a close is never undone (not even one that lands while the cycle runs).
     """
 
     state: QueueState = QueueState.OPEN
     state_set: bool = True
+    resource_version: str = ""
     pending: int = 0
     inqueue: int = 0
     running: int = 0

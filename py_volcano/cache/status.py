@@ -47,6 +47,8 @@ _GROUP, _VERSION = "scheduling.volcano.sh", "v1beta1"
 _GROUPS = f"/apis/{_GROUP}/{_VERSION}"
 #: Answers that retrying the same write cannot change.
 _REJECTED = frozenset({409, 422})
+#: The suffix of a queued annotation's kind (`("Queue annotation", name)`), beside its status write.
+_ANNOTATION = " annotation"
 
 
 @dataclass(slots=True)
@@ -102,6 +104,12 @@ _Queued = _StatusPatch | _PodRecord | Series[_Event] | AnnotationPatch
 def _series_key(event: _Event) -> tuple[object, ...]:
     """What makes two events one series (client-go's key: what it regards, reason, action; and type)."""
     return (event.regarding, event.type, event.reason, event.action)
+
+
+def _object(key: tuple[str, str]) -> tuple[str, str]:
+    """Return the object a queued write's key names: `("Queue annotation", q)` and `("Queue", q)` are one."""
+    kind, name = key
+    return kind.removesuffix(_ANNOTATION), name
 
 
 def _compose(first: dict[str, Any], second: Mapping[str, Any]) -> dict[str, Any]:
@@ -198,7 +206,7 @@ class StatusWriter:
         self._submit_nodes(result, seconds)
         if self.annotating:
             for patch in self._annotations.diff(result):
-                self._pending[(f"{patch.kind} annotation", patch.name)] = patch
+                self._pending[(patch.kind + _ANNOTATION, patch.name)] = patch
         queued = len(self._pending) + len(self._events) - before
         if queued > 0:
             log.debug("status_queued", writes=queued, pending=len(self._pending), events=len(self._events))
@@ -293,6 +301,9 @@ class StatusWriter:
             if not status.state_set:
                 desired["state"] = status.state.value
             patch = status_diff.status_patch(records.get(name, {}), desired)
+            if patch is not None and "state" in patch["status"] and status.resource_version:
+                # Onto the version the cycle read: a close that landed since is not reopened (a 409)
+                patch["metadata"] = {"resourceVersion": status.resource_version}
             if patch is not None:
                 records[name] = desired
                 self._queue_patch(_StatusPatch("Queue", name, f"{_GROUPS}/queues/{name}", patch, desired))
@@ -376,11 +387,14 @@ class StatusWriter:
         """Status writes first, in submit order, each object's one at a time; events after them.
 
         A write of an object whose previous write is still in flight waits for it: sent beside it, the
-        API server could apply the older one last and leave a stale status that looks written."""
+        API server could apply the older one last and leave a stale status that looks written. An object's
+        status and its annotation are one object here: a Queue's first status, written onto the
+        resourceVersion the cycle read, goes before the annotation that would move that version."""
         for key in self._pending:
-            if key not in self._in_flight:
-                self._in_flight.add(key)
-                return key, self._pending.pop(key)
+            written = _object(key)
+            if written not in self._in_flight:
+                self._in_flight.add(written)
+                return written, self._pending.pop(key)
         event = self._events.pop()
         return None if event is None else (None, event)
 
@@ -458,6 +472,9 @@ class StatusWriter:
         elif code == 404 and isinstance(item, _StatusPatch) and _route_missing(answer):
             self._failed(item, kind, name, code, f"{path} is not served: {status_message(answer)}")
             await self.detect_subresources()
+        elif code == 409 and isinstance(item, _StatusPatch) and "metadata" in item.body:
+            self._forget(item)  # the object changed since the cycle read it: the next cycle writes anew
+            log.info("status_write_stale", kind=kind, object=name, reason=status_message(answer))
         elif code == 404:
             if isinstance(item, Series):
                 self._events.failed(item)  # the Event expired (the API server keeps them an hour): start anew
@@ -483,6 +500,12 @@ class StatusWriter:
             self.unwritten = True
             log.error("status_write_failed", kind=kind, object=name, status=code, reason=reason)
             return
+        self._forget(item)
+        self.unwritten = True
+        log.error("status_write_failed", kind=kind, object=name, status=code, reason=reason)
+
+    def _forget(self, item: _PodRecord | _StatusPatch) -> None:
+        """Forget what `item` wrote (unless a later submit replaced it), so the next submit writes it again."""
         if isinstance(item, _PodRecord):
             records: dict[Any, Any] = self._pods
             key: object = item.uid
@@ -492,5 +515,3 @@ class StatusWriter:
             key, record = item.name, item.record
         if records.get(key) is record:
             del records[key]
-        self.unwritten = True
-        log.error("status_write_failed", kind=kind, object=name, status=code, reason=reason)

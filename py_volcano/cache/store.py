@@ -949,7 +949,7 @@ class Listing:
 
 
 #: Fields of QueueInfo and PodGroupSpec the scheduler's own writes change, and the prefix of its annotations.
-_WRITTEN_FIELDS = frozenset({"annotations", "state_set", "conditions", "phase"})
+_WRITTEN_FIELDS = frozenset({"annotations", "state_set", "resource_version", "conditions", "phase"})
 _OWN_ANNOTATIONS = "scheduling.py-volcano.io/"
 #: Jobs noted as changed beyond which the store notes "everything" instead (bounds a standby's memory).
 _MAX_NOTED_JOBS = 50_000
@@ -959,8 +959,8 @@ _FREEING = frozenset({TaskStatus.SUCCEEDED, TaskStatus.FAILED, TaskStatus.RELEAS
 
 def _fingerprint(spec: QueueInfo | PodGroupSpec | None) -> tuple[object, ...] | None:
     """What of a parsed Queue or PodGroup others may change, comparable (QueueInfo has no equality): what
-    the scheduler writes itself (status counts, conditions, that it set a state, its own annotations) is
-    left out, so its writes after a cycle wake no job."""
+    the scheduler writes itself (status counts, conditions, that it set a state, the resourceVersion its
+    writes move, its own annotations) is left out, so its writes after a cycle wake no job."""
     if spec is None:
         return None
     values = (getattr(spec, f.name) for f in dataclasses.fields(spec) if f.name not in _WRITTEN_FIELDS)

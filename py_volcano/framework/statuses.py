@@ -201,6 +201,7 @@ def queue_statuses(
         statuses[queue.name] = QueueStatus(
             state=queue.state,
             state_set=queue.state_set,
+            resource_version=queue.resource_version,
             pending=tally[PodGroupPhase.PENDING],
             inqueue=tally[PodGroupPhase.INQUEUE],
             running=tally[PodGroupPhase.RUNNING],
