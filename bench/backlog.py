@@ -64,7 +64,8 @@ class BacklogLoad:
 
 def unschedulable_attempts(port: int) -> float:
     """Read `volcano_schedule_attempts_total{result="unschedulable"}` from the scheduler's /metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+    url = f"http://127.0.0.1:{port}/metrics?name[]=volcano_schedule_attempts_total"
+    with urllib.request.urlopen(url, timeout=10) as response:
         text = response.read().decode()
     for family in text_string_to_metric_families(text):
         for sample in family.samples:

@@ -205,7 +205,7 @@ def metrics_handler(metrics: Metrics, reviewer: Reviewer[Any]) -> Handler:
         if not decision.allowed:
             log.info("metrics_forbidden", user=user.name, path=request.path)
             return web.Response(status=403, text=f'Forbidden: user "{user.name}" cannot get path "{request.path}"\n')
-        body = await asyncio.to_thread(metrics.render)
+        body = await asyncio.to_thread(metrics.render, request.query.getall("name[]", ()))
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4})
 
     return handle

@@ -369,6 +369,21 @@ def test_volcano_counters_without_total_keep_their_bare_names() -> None:
     assert "_total_total" not in text and "volcano_job_retry_counts_total" not in text
 
 
+def test_a_scrape_that_names_series_gets_those_alone() -> None:
+    """`name[]` (prometheus_client's own filter) picks samples by their exposed name: one bucket series of a
+    histogram, a per-job family; the rest, per-job lines included, is not rendered."""
+    metrics = observed()
+    metrics.observe_bind(True, 1.0)
+    everything = samples(metrics, "")
+    names = ("volcano_e2e_scheduling_latency_milliseconds_count", "volcano_job_share", "volcano_pod_binds_total")
+    found, types = parse(metrics.render(names).decode())
+    assert found == {k: v for k, v in everything.items() if k[0] in names}
+    assert {name for name, _ in found} == set(names)
+    assert set(types) == {"volcano_e2e_scheduling_latency_milliseconds", "volcano_job_share", "volcano_pod_binds_total"}
+    assert parse(metrics.render(("volcano_no_such_series",)).decode()) == ({}, {})
+    assert samples(metrics, "").keys() == everything.keys(), "no name: every series"
+
+
 def test_the_metrics_of_a_real_cycle_are_what_it_computed() -> None:
     """A cycle of the packaged configuration: the queue gauges are its figures, the job share drf's."""
     cluster = b.cluster(
@@ -477,6 +492,9 @@ def test_endpoint_serves_metrics_health_and_readiness() -> None:
             assert status == 200
             assert content_type == "text/plain; version=0.0.4; charset=utf-8"
             assert {"volcano_queue_weight", "volcano_job_share"} <= set(parse(text)[1])
+            names = "name[]=volcano_job_share&name[]=volcano_queue_weight"
+            status, _, text = await get(session, f"{base}/metrics?{names}")
+            assert (status, set(parse(text)[1])) == (200, {"volcano_queue_weight", "volcano_job_share"})
             assert await get(session, f"{base}/healthz") == (200, "text/plain; charset=utf-8", "ok")
             assert (await get(session, f"{base}/readyz"))[::2] == (503, "not ready")
             ready = True
