@@ -728,6 +728,7 @@ def test_a_queue_closed_while_the_cycle_ran_stays_closed(control_plane: Any, clu
         assert queue_calls[0][1]["status"]["state"] == "Open"
         assert [e["object"] for e in logs if e["event"] == "status_write_stale"] == [cluster.queue]
         assert not [e for e in logs if e["event"] in ("status_write_failed", "status_write_rejected")]
+        assert writer.unwritten, "so the scheduler runs the next cycle even if nothing else changed"
         writer.submit(fresh)
         await writer.flush()
         queue_calls = [

@@ -190,8 +190,8 @@ class StatusWriter:
     # Submitting (synchronous, on the event loop thread) ------------------------------------------
 
     def submit(self, result: CycleResult) -> None:
-        """Queue the writes a cycle's result calls for. `unwritten` is True from a failed write to the
-        next submit, which writes it again.
+        """Queue the writes a cycle's result calls for. `unwritten` is True from a failed or refused-as-stale
+        write to the next submit, which writes it again.
 
         Call it on the event loop thread; it does not wait for any write, and request bodies are built
         only when sent.
@@ -474,6 +474,7 @@ class StatusWriter:
             await self.detect_subresources()
         elif code == 409 and isinstance(item, _StatusPatch) and "metadata" in item.body:
             self._forget(item)  # the object changed since the cycle read it: the next cycle writes anew
+            self.unwritten = True
             log.info("status_write_stale", kind=kind, object=name, reason=status_message(answer))
         elif code == 404:
             if isinstance(item, Series):
