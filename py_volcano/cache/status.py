@@ -496,17 +496,15 @@ class StatusWriter:
             self._events.failed(item)
             log.warning("event_failed", object=name, reason_sent=item.event.reason, status=code, reason=reason)
             return
-        if isinstance(item, AnnotationPatch):
-            self._annotations.forget(item)
-            self.unwritten = True
-            log.error("status_write_failed", kind=kind, object=name, status=code, reason=reason)
-            return
         self._forget(item)
         self.unwritten = True
         log.error("status_write_failed", kind=kind, object=name, status=code, reason=reason)
 
-    def _forget(self, item: _PodRecord | _StatusPatch) -> None:
+    def _forget(self, item: _PodRecord | _StatusPatch | AnnotationPatch) -> None:
         """Forget what `item` wrote (unless a later submit replaced it), so the next submit writes it again."""
+        if isinstance(item, AnnotationPatch):
+            self._annotations.forget(item)
+            return
         if isinstance(item, _PodRecord):
             records: dict[Any, Any] = self._pods
             key: object = item.uid
