@@ -43,6 +43,7 @@ from py_volcano.api import (
     QueueFigures,
     QueueStatus,
     Resource,
+    Settled,
     TaskInfo,
 )
 from py_volcano.errors import ConfigError
@@ -339,6 +340,8 @@ class Metrics:
         registry.register(self._last_cycle)
         self._jobs: dict[JobID, _JobRecord] = {}
         self._settled_total: tuple[object, ...] = ()
+        self._active: list[JobID] = []  # the last observed cycle's jobs (not settled)
+        self._settled_seen: tuple[Settled | None, int] = (None, 0)
         self._shares = SpecState()
         """The nodes' total allocatable the jobs' shares are taken against, while the node specs stay."""
         self._preemption_attempts = 0
@@ -383,6 +386,15 @@ class Metrics:
             overcommitted_nodes=tuple(sorted(result.overcommitted_nodes)),
         )
 
+    def _settled_changes(self, settled: Settled) -> tuple[list[JobID], list[JobID]] | None:
+        """The jobs that left and joined `settled` since the last observed cycle, when its one update
+        since then recorded them (`Settled.changes`); None when they must be found by comparison."""
+        seen, generation = self._settled_seen
+        self._settled_seen = (settled, settled.generation)
+        if seen is not settled or settled.generation != generation + 1:
+            return None
+        return settled.changes
+
     def _observe_jobs(self, result: CycleResult, cluster: ClusterInfo, shares: _Shares) -> dict[str, Resource]:
         """Update every job's record (a job gone loses its record); return each namespace's allocated.
 
@@ -391,8 +403,14 @@ class Metrics:
         now = self.clock()
         jobs = dict(self._jobs)  # a scrape may be reading the last ones
         settled = cluster.settled.entries
-        for gone in jobs.keys() - cluster.jobs.keys() - settled.keys():
-            del jobs[gone]
+        changes = self._settled_changes(cluster.settled)
+        if changes is None:
+            candidates: Iterable[JobID] = jobs.keys() - cluster.jobs.keys() - settled.keys()
+        else:  # only the last cycle's jobs and those that left the settled ones can have gone
+            candidates = [*self._active, *changes[0]]
+        for gone in candidates:
+            if gone in jobs and gone not in cluster.jobs and gone not in settled:
+                del jobs[gone]
         namespaces: dict[str, Resource] = {}
         backlog = cluster.backlog.entries
         idle = shares.of(Resource())
@@ -415,8 +433,14 @@ class Metrics:
             if used is None:
                 used = namespaces[job.namespace] = Resource()
             used.add(job.allocated)
-        fresh = list(settled.keys() - jobs.keys()) if shares.total == self._settled_total else list(settled)
+        if shares.total != self._settled_total:
+            fresh = list(settled)
+        elif changes is None:
+            fresh = list(settled.keys() - jobs.keys())
+        else:
+            fresh = [uid for uid in changes[1] if uid not in jobs]
         self._settled_total = shares.total
+        self._active = list(cluster.jobs)
         for uid in fresh:  # every task is bound or runs: ready
             job = settled[uid].job
             record = jobs.get(uid)

@@ -11,7 +11,7 @@ under configuration `token`): a cycle that did not touch the job decides the sam
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
@@ -97,11 +97,14 @@ class BuiltJob:
 class BuiltJobs:
     """The jobs of the last snapshot, by id; the next snapshot takes the unchanged ones (`take`)."""
 
-    __slots__ = ("jobs", "kept")
+    __slots__ = ("_recorded", "active", "jobs", "kept")
 
     def __init__(self) -> None:
         self.jobs: dict[JobID, BuiltJob] = {}
         self.kept: dict[JobID, BuiltJob] = {}
+        self.active: list[JobID] = []
+        """The last snapshot's jobs that were taken or built, not carried."""
+        self._recorded: list[JobID] | None = None
 
     def take(
         self,
@@ -122,7 +125,9 @@ class BuiltJobs:
         return last.job
 
     def carry(self, entries: Mapping[JobID, BuiltJob]) -> None:
-        """Hand on the settled jobs a snapshot carries unlooked at (`api.Settled`), as they were."""
+        """Hand on the settled jobs a snapshot carries unlooked at (`api.Settled`), as they were; the
+        jobs recorded or taken before it are the snapshot's `active` ones once sealed."""
+        self._recorded = list(self.kept)
         self.kept.update(entries)
 
     def record(
@@ -137,15 +142,26 @@ class BuiltJobs:
         )
         self.kept[job.uid] = BuiltJob(job, source, phase, pods, job.priority, (), nodes, whole=whole(job))
 
-    def touched(self, taken: Collection[JobID], carried: Mapping[JobID, BuiltJob]) -> set[str]:
-        """The nodes whose tasks the last snapshot's jobs held, of the jobs neither `taken` nor `carried`."""
+    def touched(
+        self, taken: Collection[JobID], carried: Mapping[JobID, BuiltJob], dropped: Iterable[JobID] | None = None
+    ) -> set[str]:
+        """The nodes whose tasks the last snapshot's jobs held, of the jobs neither `taken` nor `carried`.
+
+        `dropped`, when given, are the jobs the last snapshot carried or settled that `carried` leaves
+        out (`Settled.dropped`): those and the last snapshot's other jobs (`active`) are then the only
+        ones to look at."""
         jobs = self.jobs
-        return {node for key in jobs.keys() - taken - carried.keys() for node in jobs[key].nodes}
+        if dropped is None:
+            keys: Iterable[JobID] = jobs.keys() - taken - carried.keys()
+        else:
+            keys = {key for key in (*self.active, *dropped) if key not in taken and key not in carried and key in jobs}
+        return {node for key in keys for node in jobs[key].nodes}
 
     def seal(self) -> dict[JobID, BuiltJob]:
         """Close the snapshot: the jobs recorded become the ones the next takes from; return them."""
         for entry in self.kept.values():
             if not entry.fingerprint:  # a taken job's was checked as it was taken
                 entry.fingerprint = job_fingerprint(entry.job)
-        self.jobs, self.kept = self.kept, {}
+        self.active = self._recorded if self._recorded is not None else list(self.kept)
+        self.jobs, self.kept, self._recorded = self.kept, {}, None
         return self.jobs

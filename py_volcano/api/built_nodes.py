@@ -14,7 +14,7 @@ only at the nodes that a placed pod, a job no longer taken, a pod of no job or a
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Container
 from dataclasses import dataclass
 
 from py_volcano.api.job_info import TaskInfo
@@ -22,9 +22,22 @@ from py_volcano.api.manifests import ParsedPod
 from py_volcano.api.node_info import NodeInfo, NodeSpec
 from py_volcano.api.types import JobID
 
-__all__ = ["BuiltNode", "BuiltNodes"]
+__all__ = ["BuiltNode", "BuiltNodes", "EitherOf"]
 
 Placed = list[tuple[ParsedPod, TaskInfo]]
+
+
+class EitherOf:
+    """Membership in either of two containers, without building their union (a snapshot's jobs and the
+    many settled ones it carries)."""
+
+    __slots__ = ("_first", "_second")
+
+    def __init__(self, first: Container[JobID], second: Container[JobID]) -> None:
+        self._first, self._second = first, second
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._first or key in self._second
 
 
 @dataclass(slots=True)
@@ -79,8 +92,8 @@ class BuiltNodes:
         self,
         specs: list[NodeSpec],
         placed: dict[str, Placed],
-        jobs: Collection[JobID],
-        taken: Collection[JobID],
+        jobs: Container[JobID],
+        taken: Container[JobID],
         touched: Collection[str],
     ) -> dict[str, NodeInfo]:
         """`build` for a snapshot whose specs the last one `covers` and that placed only the pods of the
@@ -102,7 +115,7 @@ class BuiltNodes:
         self.nodes = built
         return {name: entry.node for name, entry in built.items()}
 
-    def _node(self, spec: NodeSpec, pairs: Placed, jobs: Collection[JobID]) -> BuiltNode:
+    def _node(self, spec: NodeSpec, pairs: Placed, jobs: Container[JobID]) -> BuiltNode:
         last = self.nodes.get(spec.name)
         if last is not None and last.unchanged(spec, pairs):
             node = last.node

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from py_volcano.api.backlog import Backlog
 from py_volcano.api.built_jobs import BuiltJob, BuiltJobs
-from py_volcano.api.built_nodes import BuiltNodes
+from py_volcano.api.built_nodes import BuiltNodes, EitherOf
 from py_volcano.api.hypernodes import HyperNodeTopology
 from py_volcano.api.job_info import JobInfo, PodGroupSpec, TaskInfo
 from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, ResourceQuotaSpec, shadow_group_name
@@ -159,7 +159,8 @@ class ClusterInfo:
         carried = carried or {}
         if carried and not in_place:
             raise ValueError("settled jobs are carried only into a snapshot over the same node specs")
-        touched = jobs.touched(taken, carried) if in_place else set()
+        dropped = settled.dropped(carried) if settled is not None and carried else None
+        touched = jobs.touched(taken, carried, dropped) if in_place else set()
         for key, job in info.jobs.items():
             if key not in reused:
                 source, phase = sources.get(key) or (members[key][0], phases.get(key))
@@ -167,8 +168,8 @@ class ClusterInfo:
         jobs.carry(carried)
         info.built_jobs = jobs.seal()
         if in_place:
-            held = info.jobs.keys() | carried.keys() if carried else info.jobs
-            kept = taken | carried.keys() if carried else taken
+            held = EitherOf(info.jobs, carried) if carried else info.jobs
+            kept = EitherOf(taken, carried) if carried else taken
             info.nodes = nodes_built.build_changed(node_specs, placed, held, kept, touched)
         else:
             info.nodes = nodes_built.build(node_specs, placed, info.jobs)

@@ -15,8 +15,8 @@ before stands (`entries`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 from py_volcano.api.job_info import JobInfo
 from py_volcano.api.resource_info import Resource
@@ -165,7 +165,7 @@ class Settled:
     """The settled jobs of one configuration (`token`), by id, as their `BuiltJob` entries (job and
     decided status), and the sums kept over them."""
 
-    __slots__ = ("_queues", "_scalars", "_sums", "entries", "fractional", "token")
+    __slots__ = ("_carry", "_queues", "_scalars", "_sums", "changes", "entries", "fractional", "generation", "token")
 
     def __init__(self, token: object = None) -> None:
         self.token = token
@@ -175,6 +175,12 @@ class Settled:
         self._sums: dict[str, SettledSums] = {}
         self._scalars: dict[str, int] = {}
         self._queues: dict[QueueID, int] = {}
+        self._carry: tuple[dict[JobID, BuiltJob], list[JobID]] | None = None
+        self.generation = 0
+        """Counts `update` and `reset` calls: a reader that saw generation g and finds g + 1 with
+        `changes` set may follow those changes instead of comparing every entry."""
+        self.changes: tuple[list[JobID], list[JobID]] | None = None
+        """The ids that left and that joined (or changed) in the last `update`; None after `reset`."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -184,17 +190,46 @@ class Settled:
         self.token = token
         self.entries, self._sums, self._scalars, self._queues = {}, {}, {}, {}
         self.fractional = False
+        self._carry, self.changes = None, None
+        self.generation += 1
+
+    def carry(self, dirty: Collection[JobID]) -> dict[JobID, BuiltJob]:
+        """The entries less the jobs of `dirty`: those the next snapshot carries unlooked at. `update`
+        takes that very mapping back knowing which entries it left out (`dropped`), so the cost of
+        carrying follows the change, not the number of settled jobs."""
+        carried = self.entries.copy()
+        pop = carried.pop
+        self._carry = (carried, [key for key in dirty if pop(key, None) is not None])
+        return carried
+
+    def dropped(self, carried: Mapping[JobID, BuiltJob]) -> list[JobID] | None:
+        """The entries the last `carry` left out when `carried` is what it returned; else None."""
+        carry = self._carry
+        return carry[1] if carry is not None and carry[0] is carried else None
 
     def update(self, kept: Mapping[JobID, BuiltJob], fresh: Mapping[JobID, BuiltJob]) -> None:
-        """Make `kept` (entries of this set, carried as they are) and `fresh` the settled jobs; every
-        kept sum follows."""
+        """Make `kept` (entries of this set, carried as they are: when it is what `carry` returned,
+        it becomes the entries) and `fresh` the settled jobs; every kept sum follows."""
         old = self.entries
-        left = list(old.keys() - kept.keys() - fresh.keys())
-        changed = [key for key in fresh.keys() & old.keys() if old[key] is not fresh[key]]
-        joined = [fresh[key] for key in fresh.keys() - old.keys()]
-        joined.extend(fresh[key] for key in changed)
+        dropped = self.dropped(kept)
+        self._carry = None
+        if dropped is not None:  # kept is `old` less `dropped`: no need to compare every entry
+            left = [key for key in dropped if key not in fresh]
+            changed = [key for key, entry in fresh.items() if key in old and old[key] is not entry]
+            new = [key for key in fresh if key not in old]
+            entries = cast(dict[JobID, "BuiltJob"], kept)
+            entries.update(fresh)
+        else:
+            left = list(old.keys() - kept.keys() - fresh.keys())
+            changed = [key for key in fresh.keys() & old.keys() if old[key] is not fresh[key]]
+            new = list(fresh.keys() - old.keys())
+            entries = {**kept, **fresh} if fresh else dict(kept)
+        new.extend(changed)
         left.extend(changed)
-        self.entries = {**kept, **fresh} if fresh else dict(kept)
+        self.entries = entries
+        self.changes = (left, new)
+        self.generation += 1
+        joined = [fresh[key] for key in new]
         scalars, queues = self._scalars, self._queues
         for key in left:
             job = old[key].job

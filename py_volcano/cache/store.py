@@ -860,8 +860,7 @@ class Store:
         names.add(QueueID(DEFAULT_QUEUE))
         if not names.issuperset(settled.queues()):
             return {}
-        dirty = self.dirty
-        return {key: entry for key, entry in settled.entries.items() if key not in dirty}
+        return settled.carry(self.dirty)
 
     def _topology(self, nodes: list[NodeSpec]) -> HyperNodeTopology | None:
         """The HyperNode tree over `nodes` (the snapshot's, in its order), resolved once per change of a

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from py_volcano.api import ClusterInfo, JobID, PodGroupPhase
 from py_volcano.cache.store import Store
 from py_volcano.framework import PluginMemory
+from py_volcano.metrics import Metrics
 from py_volcano.registry import load_conf
 from tests.builders import node, pod, pod_group, queue
 from tests.unit.cache.test_built_snapshot import (
@@ -73,6 +74,7 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
     releasing: set[str] = set()
     recorded: dict[JobID, tuple[PodGroupPhase, bool]] = {}
     assumed: dict[str, str] = {}
+    metrics = Metrics()
     for cycle in range(5):
         fresh = Store(scheduler_name="py-volcano")
         _feed(fresh, others + list(pods.values()))
@@ -87,6 +89,10 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
         ]
         assert _all_jobs(snapshots[0]) == _all_jobs(snapshots[1])
         results = cycles_decide_alike(snapshots, CONF, memory)
+        metrics.observe_cycle(results[0], 0.01, snapshots[0])
+        afresh = Metrics()
+        afresh.observe_cycle(results[1], 0.01, snapshots[1])
+        assert _job_records(metrics) == _job_records(afresh)  # a settled job's record kept, a gone one dropped
         record_phases(kept, results[0], recorded)
         assume_binds(kept, results[0], assumed)
         changes = echoes(results[0], pods, data)
@@ -105,3 +111,8 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
         maybe_evict(kept, pods, releasing, data)
         in_flight(kept, assumed)
     note_event(f"carried: {bool(sum(carried))}")
+
+
+def _job_records(metrics: Metrics) -> dict[JobID, tuple[float, int]]:
+    """Per job recorded, its share and unready tasks."""
+    return {uid: (record.share, record.unready) for uid, record in metrics._jobs.items()}

@@ -120,3 +120,22 @@ def test_a_placed_pod_without_a_podgroup_settles_once_a_cycle_decided_it_running
     assert job not in third.jobs and third.settled.entries[job].job is second.jobs[job]
     assert second.jobs[job].phase is PodGroupPhase.RUNNING
     assert second.jobs[job].pod_group.phase is PodGroupPhase.RUNNING
+
+
+def test_the_metrics_drop_the_record_of_a_settled_job_whose_pod_goes() -> None:
+    """The metrics follow the settled jobs by their changes (`Settled.changes`): a job that leaves them
+    because its only pod was deleted loses its record, as it would if every record were compared."""
+    running = pod(name="a", cpu="1", node_name="n0", phase="Running")
+    store = fed([node(name="n0", cpu="8"), running, pod(name="b", cpu="1", node_name="n0", phase="Running")])
+    conf, registry, metrics = load_conf(None), default_registry(), Metrics()
+    for _ in range(3):  # built, decided Running, settled
+        snapshot = store.snapshot(token=conf, settle=True)
+        result = run_cycle(snapshot, conf, registry)
+        metrics.observe_cycle(result, 0.01, snapshot)
+        _record(store, result)
+    assert len(snapshot.settled) == 2 and not snapshot.jobs and len(metrics._jobs) == 2
+    store.apply_event(_KINDS["Pod"], "DELETED", running)
+    snapshot = store.snapshot(token=conf, settle=True)
+    metrics.observe_cycle(run_cycle(snapshot, conf, registry), 0.01, snapshot)
+    assert len(snapshot.settled) == 1 and len(metrics._jobs) == 1
+    assert next(iter(metrics._jobs.values())).name == next(iter(snapshot.settled.entries.values())).job.name
