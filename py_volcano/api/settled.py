@@ -16,6 +16,7 @@ before stands (`entries`).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from py_volcano.api.job_info import JobInfo
@@ -25,7 +26,7 @@ from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
 if TYPE_CHECKING:
     from py_volcano.api.built_jobs import BuiltJob
 
-__all__ = ["Settled", "SettledSums", "settles", "whole", "whole_resource"]
+__all__ = ["CarryChange", "Settled", "SettledSums", "settles", "whole", "whole_resource"]
 
 #: Per job, the figures a sum adds (None: nothing).
 Figures = Callable[[JobInfo], tuple[Resource | None, ...]]
@@ -161,11 +162,34 @@ class SettledSums:
         return self._cache
 
 
+@dataclass(frozen=True, slots=True)
+class CarryChange:
+    """How a carried mapping differs from the one carried before it (`previous`, which has since become
+    the settled entries): the jobs it carries that `previous` did not, and the entries of those
+    `previous` carried that it does not."""
+
+    previous: Mapping[JobID, BuiltJob]
+    entered: set[JobID]
+    left: list[BuiltJob]
+
+
 class Settled:
     """The settled jobs of one configuration (`token`), by id, as their `BuiltJob` entries (job and
     decided status), and the sums kept over them."""
 
-    __slots__ = ("_carry", "_queues", "_scalars", "_sums", "changes", "entries", "fractional", "generation", "token")
+    __slots__ = (
+        "_carry",
+        "_chained",
+        "_queues",
+        "_scalars",
+        "_sums",
+        "carry_change",
+        "changes",
+        "entries",
+        "fractional",
+        "generation",
+        "token",
+    )
 
     def __init__(self, token: object = None) -> None:
         self.token = token
@@ -181,6 +205,10 @@ class Settled:
         `changes` set may follow those changes instead of comparing every entry."""
         self.changes: tuple[list[JobID], list[JobID]] | None = None
         """The ids that left and that joined (or changed) in the last `update`; None after `reset`."""
+        self._chained: dict[JobID, BuiltJob] | None = None  # the last carried mapping, made the entries
+        self.carry_change: CarryChange | None = None
+        """How the last `carry`'s mapping differs from the one before it, when `update` took that one
+        back; None when unknown."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -190,16 +218,28 @@ class Settled:
         self.token = token
         self.entries, self._sums, self._scalars, self._queues = {}, {}, {}, {}
         self.fractional = False
-        self._carry, self.changes = None, None
+        self._carry, self.changes, self._chained, self.carry_change = None, None, None, None
         self.generation += 1
 
     def carry(self, dirty: Collection[JobID]) -> dict[JobID, BuiltJob]:
         """The entries less the jobs of `dirty`: those the next snapshot carries unlooked at. `update`
         takes that very mapping back knowing which entries it left out (`dropped`), so the cost of
-        carrying follows the change, not the number of settled jobs."""
-        carried = self.entries.copy()
+        carrying follows the change, not the number of settled jobs; `carry_change` tells how it
+        differs from the mapping the last `carry` returned."""
+        entries = self.entries
+        carried = entries.copy()
         pop = carried.pop
-        self._carry = (carried, [key for key in dirty if pop(key, None) is not None])
+        dropped = [key for key in dirty if pop(key, None) is not None]
+        self._carry = (carried, dropped)
+        previous, self._chained, self.carry_change = self._chained, None, None
+        if previous is entries and self.changes is not None:  # it became the entries, with `changes[1]`
+            joined = set(self.changes[1])
+            gone = set(dropped)
+            self.carry_change = CarryChange(
+                previous,
+                {key for key in joined if key not in gone},
+                [entries[key] for key in dropped if key not in joined],
+            )
         return carried
 
     def dropped(self, carried: Mapping[JobID, BuiltJob]) -> list[JobID] | None:
@@ -219,11 +259,13 @@ class Settled:
             new = [key for key in fresh if key not in old]
             entries = cast(dict[JobID, "BuiltJob"], kept)
             entries.update(fresh)
+            self._chained = entries
         else:
             left = list(old.keys() - kept.keys() - fresh.keys())
             changed = [key for key in fresh.keys() & old.keys() if old[key] is not fresh[key]]
             new = list(fresh.keys() - old.keys())
             entries = {**kept, **fresh} if fresh else dict(kept)
+            self._chained = None
         new.extend(changed)
         left.extend(changed)
         self.entries = entries

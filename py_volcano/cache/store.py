@@ -62,7 +62,7 @@ from py_volcano.api import (
     whole_resource,
 )
 from py_volcano.cache.backlog_jobs import BacklogKeeper
-from py_volcano.cache.pod_order import PodOrder
+from py_volcano.cache.pod_order import PodOrder, Since
 from py_volcano.cache.shown import Shown
 from py_volcano.errors import ObjectError
 
@@ -710,7 +710,7 @@ class Store:
         holds = self.grouping.holds if self.grouping is not None else None
         records = self.records[PODS.name]
         shown = self._shown_pods
-        for key in self.pod_order.ordered(carried):
+        for key in self.pod_order.ordered(carried, self._since(carried)):
             parsed: ParsedPod = records[key].spec
             assumed = self.assumed.get(key)
             if holds is not None and parsed.owner is not None and assumed is None and holds(parsed):
@@ -722,6 +722,15 @@ class Store:
             pods.append(parsed)
         shown.close()
         return pods
+
+    def _since(self, carried: Collection[JobID]) -> Since | None:
+        """How `carried` (just carried) differs from the jobs the last snapshot carried, for `PodOrder`:
+        the pods of the jobs no longer carried as those jobs were built (`Settled.carry_change`)."""
+        change = self.settled.carry_change
+        if not carried or change is None:
+            return None
+        restored = [(pod.order, pod.order[1], pod.job_id) for job in change.left for pod in job.pods]
+        return Since(change.previous, change.entered, restored)
 
     def _pod_groups(self, carried: Collection[JobID] = ()) -> list[PodGroupSpec]:
         """The usable PodGroups with the phases our cycles decided, less those of `carried` jobs. A group

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from py_volcano.cache.pod_order import PodOrder
+from py_volcano.cache.pod_order import PodOrder, Since
 
 _KEYS = st.sampled_from([f"ns/p-{index}" for index in range(40)])
 _STEP = st.one_of(
@@ -49,3 +49,43 @@ def test_the_order_kept_is_the_order_sorted_afresh(steps: list[tuple[str, str, i
             excluding = {f"job-{index}" for index in range(creation)}
             assert order.ordered(excluding) == afresh(excluding)
     assert order.ordered() == afresh(set())
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(_STEP, max_size=60), left_out=st.lists(st.sets(st.integers(0, 5)), min_size=1, max_size=8))
+def test_the_order_shown_follows_how_the_jobs_left_out_change(
+    steps: list[tuple[str, str, int]], left_out: list[set[int]]
+) -> None:
+    """Told how the jobs left out changed (`Since`: those entering, and the entries of those leaving as
+    the last call saw them), `ordered` gives what filtering the whole order gives, pods of jobs left out
+    added and removed meanwhile included."""
+    order = PodOrder()
+    live: dict[str, tuple[tuple[float, str], str]] = {}
+    seen: dict[str, tuple[tuple[float, str], str]] = {}  # live as the last `ordered` call saw it
+    previous: set[str] = set()
+    rounds = iter(left_out * 10)
+
+    def put(key: str, creation: int) -> None:
+        was, now = live.get(key), ((float(creation), key), f"job-{creation % 6}")
+        if was != now:
+            if was is not None:
+                order.remove(was[0], key, was[1])
+            order.add(now[0], key, now[1])
+            live[key] = now
+
+    for action, key, creation in steps:
+        if action == "put":
+            put(key, creation)
+        elif action == "delete" and key in live:
+            gone = live.pop(key)
+            order.remove(gone[0], key, gone[1])
+        elif action == "burst":
+            for index in range(300):
+                put(f"ns/q-{index}", creation + index % 3)
+        elif action == "snapshot":
+            excluding = {f"job-{index}" for index in next(rounds)}
+            restored = [(at, pod, job) for pod, (at, job) in seen.items() if job in previous - excluding]
+            since = Since(previous, excluding - previous, restored)
+            expected = [pod for (_, pod), job in sorted(live.values()) if job not in excluding]
+            assert order.ordered(excluding, since) == expected
+            previous, seen = excluding, dict(live)
