@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress
 from operator import not_
@@ -37,7 +37,7 @@ class Since:
 
     previous: object
     entered: Collection[str]
-    restored: list[Entry]
+    restored: Sequence[Entry]
 
 
 class PodOrder:
