@@ -290,6 +290,11 @@ class Store:
         self.built_nodes = BuiltNodes()  # the last snapshot's nodes, taken into the next while unchanged
         self.built_jobs = BuiltJobs()  # and its jobs
         self.pod_order = PodOrder()  # the usable pods in snapshot order
+        #: The PodGroup keys the last snapshot looked at (all but its carried jobs', `_excluding`), and
+        #: those whose record was put or dropped since.
+        self._groups_shown: dict[str, None] = {}
+        self._groups_excluding: object = None
+        self._groups_touched: set[str] = set()
         self.node_usage: dict[str, NodeUsage] = {}
         """Measured load per node name, written by the metrics poller (cache/node_usage.py)."""
         self.shard_nodes: frozenset[str] | None = None
@@ -406,6 +411,8 @@ class Store:
             return
         record = Record(version=version, uid=uid, spec=None, raw=raw)
         self.records[kind.name][key] = record
+        if kind is POD_GROUPS:
+            self._groups_touched.add(key)
         self._parse(kind, key, record, obj, previous.error if previous else "")
         if kind is PODS:
             self._reorder(key, previous.spec if previous is not None else None, record.spec)
@@ -493,6 +500,8 @@ class Store:
     def _drop(self, kind: Kind, key: str) -> None:
         record = self.records[kind.name].pop(key, None)
         self.unusable[kind.name].pop(key, None)
+        if kind is POD_GROUPS:
+            self._groups_touched.add(key)
         self.touch()
         if kind is PODS and record is not None:
             self._reorder(key, record.spec, None)
@@ -732,13 +741,37 @@ class Store:
         restored = [(pod.order, pod.order[1], pod.job_id) for job in change.left for pod in job.pods]
         return Since(change.previous, change.entered, restored)
 
+    def _group_keys(self, carried: Collection[JobID]) -> Iterable[str]:
+        """The keys of the PodGroup records less those of `carried` jobs: the last snapshot's followed
+        through the records put or dropped since and how the carried jobs changed
+        (`Settled.carry_change`) when it can be, else every record looked at."""
+        records = self.records[POD_GROUPS.name]
+        touched, self._groups_touched = self._groups_touched, set()
+        if not carried:
+            self._groups_shown, self._groups_excluding = {}, None
+            return records.keys()
+        change = self.settled.carry_change
+        if change is None or change.previous is not self._groups_excluding:
+            shown = {key: None for key in records if key not in carried}
+        else:
+            shown = self._groups_shown
+            for key in change.entered:
+                shown.pop(key, None)
+            for key in [*(entry.job.uid for entry in change.left), *touched]:
+                if key in records and key not in carried:
+                    shown[key] = None
+                else:
+                    shown.pop(key, None)
+        self._groups_shown, self._groups_excluding = shown, carried
+        return shown.keys()
+
     def _pod_groups(self, carried: Collection[JobID] = ()) -> list[PodGroupSpec]:
         """The usable PodGroups with the phases our cycles decided, less those of `carried` jobs. A group
         whose decided phase has not echoed yet is the very object the last snapshot showed while neither
         its PodGroup nor that phase changed, so that its job is handed on (`BuiltJobs`)."""
-        records = self.records[POD_GROUPS.name].values()
+        records = self.records[POD_GROUPS.name]
         groups: list[PodGroupSpec] = [
-            spec for record in records if (spec := record.spec) is not None and spec.key not in carried
+            spec for key in self._group_keys(carried) if (spec := records[key].spec) is not None
         ]
         phases, phased = self.phases, self._phased
         if phases:

@@ -69,15 +69,17 @@ def running_clusters(draw: st.DrawFn) -> list[dict[str, Any]]:
 def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[str, Any]], data: Any) -> None:
     kept, carried = counting_store(objects)
     memory = PluginMemory(datetime.now(UTC))
-    others = [obj for obj in objects if obj["kind"] != "Pod"]
+    others = [obj for obj in objects if obj["kind"] not in ("Pod", "PodGroup")]
+    groups = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "PodGroup"}
     pods = {obj["metadata"]["name"]: obj for obj in objects if obj["kind"] == "Pod"}
+    queues = sorted(obj["metadata"]["name"] for obj in others if obj["kind"] == "Queue")
     releasing: set[str] = set()
     recorded: dict[JobID, tuple[PodGroupPhase, bool]] = {}
     assumed: dict[str, str] = {}
     metrics = Metrics()
     for cycle in range(5):
         fresh = Store(scheduler_name="py-volcano")
-        _feed(fresh, others + list(pods.values()))
+        _feed(fresh, others + list(groups.values()) + list(pods.values()))
         fresh.record_phases(recorded)
         for key, node_name in assumed.items():
             fresh.assume(key, node_name)
@@ -107,10 +109,25 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
         if data.draw(st.integers(0, 3), label="new pod") == 0:
             cpu = data.draw(st.sampled_from(["1", "2", "1500u"]), label="its cpu")
             changes.append(("ADDED", pod(name=f"new-{cycle}", cpu=cpu)))
-        apply_changes(kept, [("Pod", event, obj) for event, obj in changes], {"Pod": pods}, releasing)
+        grouped = _group_changes(cycle, groups, queues, data)
+        tables = {"Pod": pods, "PodGroup": groups}
+        apply_changes(kept, [*grouped, *(("Pod", event, obj) for event, obj in changes)], tables, releasing)
         maybe_evict(kept, pods, releasing, data)
         in_flight(kept, assumed)
     note_event(f"carried: {bool(sum(carried))}")
+
+
+def _group_changes(
+    cycle: int, groups: dict[str, dict[str, Any]], queues: list[str], data: Any
+) -> list[tuple[str, str, dict[str, Any]]]:
+    """Sometimes a new PodGroup (no pod names it yet: it waits Pending) or one deleted."""
+    changes: list[tuple[str, str, dict[str, Any]]] = []
+    if data.draw(st.integers(0, 3), label="new group") == 0:
+        queue_name = data.draw(st.sampled_from(queues), label="its queue")
+        changes.append(("PodGroup", "ADDED", pod_group(name=f"new-{cycle}", queue=queue_name, min_member=1)))
+    if groups and data.draw(st.integers(0, 4), label="group deleted") == 0:
+        changes.append(("PodGroup", "DELETED", groups[data.draw(st.sampled_from(sorted(groups)), label="which")]))
+    return changes
 
 
 def _job_records(metrics: Metrics) -> dict[JobID, tuple[float, int]]:
