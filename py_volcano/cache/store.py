@@ -755,8 +755,8 @@ class Store:
             shown = {key: None for key in records if key not in carried}
         else:
             shown = self._groups_shown
-            for key in change.entered:
-                shown.pop(key, None)
+            for entered in change.entered:
+                shown.pop(entered, None)
             for key in [*(entry.job.uid for entry in change.left), *touched]:
                 if key in records and key not in carried:
                     shown[key] = None
