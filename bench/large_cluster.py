@@ -11,12 +11,14 @@ under `--no-podgroup-controller`). The collector is frozen once the store is fil
 `wait_synced`) and paused over each cycle (`cache.collector_paused`).
 
 A first cycle over the whole cluster (the warm-up after a restart) places nothing; then `--cycles`
-times (default 3), `--new` pending one-pod jobs of 100m CPU are created and a cycle places them, and
+times (default 5), `--new` pending one-pod jobs of 100m CPU are created and a cycle places them, and
 their binds' watch echoes are fed back before the next one. Each cycle is timed as the runner pays it:
 `Backoff`, `Store.snapshot`, `run_cycle`, `Store.record_phases`, `StatusWriter.submit` (queued only),
 `Metrics.observe_cycle`, and the release of the snapshot. Printed: wall and CPU seconds of each part,
-the median wall total of the measured cycles (`large_cluster_cycle_s`: snapshot + cycle + metrics), the
-first of them alone (`large_cluster_settling_cycle_s`: the jobs the warm-up decided settle in it) and
+the median wall total of the measured cycles (`large_cluster_cycle_s`: snapshot + cycle + metrics; the
+first two are one-offs: the one in which the jobs the warm-up decided settle, and the first to carry
+them, which looks at every pod and PodGroup once more), the first of them alone
+(`large_cluster_settling_cycle_s`) and
 the process's peak RSS (`large_cluster_rss_mib`, VmHWM). Then the fast path (`actions.arrivals`): one
 more cycle keeps its session, and `--new` pods arrive one at a time, each taken from the store and placed
 in that session as the runner does between cycles (`large_cluster_fast_path_s`: all of them,
@@ -379,7 +381,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--bound", type=int, default=150_000, help="pods already bound and Running")
     parser.add_argument("--new", type=int, default=100, help="pending pods created before each measured cycle")
-    parser.add_argument("--cycles", type=int, default=3, help="measured cycles after the warm-up")
+    parser.add_argument("--cycles", type=int, default=5, help="measured cycles after the warm-up")
     parser.add_argument("--ungrouped", action="store_true", help="Deployment and bare pods without PodGroups")
     parser.add_argument("--profile", type=Path, help="record the measured cycles under cProfile here")
     parser.add_argument("--top", type=int, default=30, help="functions printed from the profile")
