@@ -43,7 +43,7 @@ from py_volcano.api import (
     QueueFigures,
     QueueStatus,
     Resource,
-    Settled,
+    SettledFollower,
     TaskInfo,
 )
 from py_volcano.errors import ConfigError
@@ -341,7 +341,7 @@ class Metrics:
         self._jobs: dict[JobID, _JobRecord] = {}
         self._settled_total: tuple[object, ...] = ()
         self._active: list[JobID] = []  # the last observed cycle's jobs (not settled)
-        self._settled_seen: tuple[Settled | None, int] = (None, 0)
+        self._settled = SettledFollower()  # the settled jobs' changes from cycle to cycle
         self._shares = SpecState()
         """The nodes' total allocatable the jobs' shares are taken against, while the node specs stay."""
         self._preemption_attempts = 0
@@ -386,15 +386,6 @@ class Metrics:
             overcommitted_nodes=tuple(sorted(result.overcommitted_nodes)),
         )
 
-    def _settled_changes(self, settled: Settled) -> tuple[list[JobID], list[JobID]] | None:
-        """The jobs that left and joined `settled` since the last observed cycle, when its one update
-        since then recorded them (`Settled.changes`); None when they must be found by comparison."""
-        seen, generation = self._settled_seen
-        self._settled_seen = (settled, settled.generation)
-        if seen is not settled or settled.generation != generation + 1:
-            return None
-        return settled.changes
-
     def _observe_jobs(self, result: CycleResult, cluster: ClusterInfo, shares: _Shares) -> dict[str, Resource]:
         """Update every job's record (a job gone loses its record); return each namespace's allocated.
 
@@ -403,7 +394,7 @@ class Metrics:
         now = self.clock()
         jobs = dict(self._jobs)  # a scrape may be reading the last ones
         settled = cluster.settled.entries
-        changes = self._settled_changes(cluster.settled)
+        changes = self._settled.since(result.settled_update)
         if changes is None:
             candidates: Iterable[JobID] = jobs.keys() - cluster.jobs.keys() - settled.keys()
         else:  # only the last cycle's jobs and those that left the settled ones can have gone

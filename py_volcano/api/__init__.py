@@ -98,7 +98,7 @@ from py_volcano.api.selectors import (
     match_node_selector_term,
     pod_affinity_terms,
 )
-from py_volcano.api.settled import Settled, SettledSums, whole_resource
+from py_volcano.api.settled import Settled, SettledFollower, SettledSums, SettledUpdate, whole_resource
 from py_volcano.api.topology_spread import HOSTNAME_LABEL, TopologySpreadConstraint
 from py_volcano.api.types import (
     JobID,
@@ -198,7 +198,9 @@ __all__ = [
     "Resource",
     "ResourceQuotaSpec",
     "Settled",
+    "SettledFollower",
     "SettledSums",
+    "SettledUpdate",
     "SkippedPod",
     "Taint",
     "TaskID",

@@ -14,6 +14,7 @@ from typing import Any
 
 from py_volcano.api.job_info import TaskInfo
 from py_volcano.api.resource_info import Resource
+from py_volcano.api.settled import SettledUpdate
 from py_volcano.api.types import JobID, PodGroupPhase, QueueState, TaskID
 
 __all__ = [
@@ -207,6 +208,8 @@ class CycleResult:
     settled: Mapping[JobID, object] = field(default_factory=dict)
     """Jobs the snapshot left out of the cycle because nothing in it could change them (`Settled`): they
     have no entry in `pod_groups`, and the status decided for them before stands."""
+    settled_update: SettledUpdate = field(default_factory=SettledUpdate)
+    """How the snapshot's update changed the settled jobs (`SettledFollower` reads it)."""
     backed_off: frozenset[JobID] = frozenset()
     """Jobs the cycle left out (backed off by the runner): no wait is said of them; what the last cycle
     that tried one wrote about it stays."""

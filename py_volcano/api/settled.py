@@ -26,7 +26,16 @@ from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskStatus
 if TYPE_CHECKING:
     from py_volcano.api.built_jobs import BuiltJob
 
-__all__ = ["CarryChange", "Settled", "SettledSums", "settles", "whole", "whole_resource"]
+__all__ = [
+    "CarryChange",
+    "Settled",
+    "SettledFollower",
+    "SettledSums",
+    "SettledUpdate",
+    "settles",
+    "whole",
+    "whole_resource",
+]
 
 #: Per job, the figures a sum adds (None: nothing).
 Figures = Callable[[JobInfo], tuple[Resource | None, ...]]
@@ -160,6 +169,37 @@ class SettledSums:
                 for key, tallies in self._tallies.items()
             }
         return self._cache
+
+
+@dataclass(frozen=True, slots=True)
+class SettledUpdate:
+    """The update of the settled jobs a cycle's snapshot made (`CycleResult.settled_update`): the set it
+    updated (`source`, the store's `Settled`), its generation then, and the ids that left and joined
+    (`Settled.changes`; None when not recorded)."""
+
+    source: object = None
+    generation: int = 0
+    changes: tuple[list[JobID], list[JobID]] | None = None
+
+
+class SettledFollower:
+    """A reader of successive cycles' settled jobs (the status writer, the metrics): `since` gives the
+    ids that left and joined them since the cycle it read before, when exactly one update of the same
+    set separates the two; None when the reader must compare every job."""
+
+    __slots__ = ("_generation", "_source")
+
+    def __init__(self) -> None:
+        self._source: object = None
+        self._generation = 0
+
+    def since(self, update: SettledUpdate) -> tuple[list[JobID], list[JobID]] | None:
+        """The changes of `update` if it follows the one read last; remembers it."""
+        source, generation = self._source, self._generation
+        self._source, self._generation = update.source, update.generation
+        if source is None or source is not update.source or update.generation != generation + 1:
+            return None
+        return update.changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +337,10 @@ class Settled:
             sums = self._sums[name] = SettledSums(key, figures, (entry.job for entry in self.entries.values()))
         sums.figures = figures
         return sums.totals()
+
+    def last_update(self) -> SettledUpdate:
+        """The last update, as a `SettledFollower` reads it."""
+        return SettledUpdate(self, self.generation, self.changes)
 
     def scalar_names(self) -> Iterable[str]:
         """Return the scalar resources the settled jobs' tasks name in their init requests."""

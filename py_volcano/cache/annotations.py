@@ -12,9 +12,17 @@ the snapshot saw, so only what differs is written.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from py_volcano.api import EXPLAIN_ANNOTATION, QUEUE_FIGURES_ANNOTATION, CycleResult, JobWait
+from py_volcano.api import (
+    EXPLAIN_ANNOTATION,
+    QUEUE_FIGURES_ANNOTATION,
+    CycleResult,
+    JobID,
+    JobWait,
+    SettledFollower,
+)
 from py_volcano.cache import status_diff
 
 __all__ = ["AnnotationPatch", "AnnotationRecords"]
@@ -53,6 +61,8 @@ class AnnotationRecords:
 
     def __init__(self) -> None:
         self._groups: dict[str, _Written] = {}
+        self._settled = SettledFollower()
+        self._last_groups: list[JobID] = []  # the last result's jobs (not settled)
         self._queues: dict[str, _Written] = {}
 
     def diff(self, result: CycleResult) -> list[AnnotationPatch]:
@@ -74,8 +84,15 @@ class AnnotationRecords:
                 path = f"{_GROUPS}/namespaces/{status.namespace}/podgroups/{status.name}"
                 patches.append(AnnotationPatch("PodGroup", job_id, path, EXPLAIN_ANNOTATION, desired, status.uid))
             groups[job_id] = _Written(status.uid, desired, wait)
-        for gone in groups.keys() - result.pod_groups.keys() - result.settled.keys():
-            del groups[gone]
+        changes = self._settled.since(result.settled_update)
+        if changes is None:
+            candidates: Iterable[str] = groups.keys() - result.pod_groups.keys() - result.settled.keys()
+        else:  # only the last cycle's jobs and those that left the settled ones can have gone
+            candidates = [*self._last_groups, *changes[0]]
+        for gone in candidates:
+            if gone in groups and gone not in result.pod_groups and gone not in result.settled:
+                del groups[gone]
+        self._last_groups = list(result.pod_groups)
         queues = self._queues
         for name, figures in result.queues.items():
             desired = status_diff.queue_figures_annotation(figures)

@@ -504,7 +504,7 @@ def _result(ssn: Session) -> CycleResult:
     result.unschedulable_jobs = (
         set() if ssn.evictions else reasons.unschedulable_jobs(moving, result.pod_groups, bound, ssn.skipped)
     )
-    result.settled = ssn.settled.entries
+    result.settled, result.settled_update = ssn.settled.entries, ssn.settled.last_update()
     settled = ssn.settled.sums("queue_statuses", _status_queue, _no_figures)
     result.queue_statuses = statuses.queue_statuses(
         ssn.queues.values(),

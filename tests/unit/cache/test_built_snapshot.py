@@ -144,7 +144,8 @@ def apply_changes(
         name = obj["metadata"]["name"]
         if event == "DELETED":
             tables[kind].pop(name, None)
-            releasing.discard(f"default/{name}")
+            if kind == "Pod":
+                releasing.discard(f"default/{name}")
         else:
             tables[kind][name] = obj
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import event as note_event
 from hypothesis import strategies as st
 
 from py_volcano.api import ClusterInfo, JobID, PodGroupPhase
+from py_volcano.cache.client import ApiClient
+from py_volcano.cache.status import StatusWriter
 from py_volcano.cache.store import Store
 from py_volcano.framework import PluginMemory
 from py_volcano.metrics import Metrics
@@ -77,6 +79,7 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
     recorded: dict[JobID, tuple[PodGroupPhase, bool]] = {}
     assumed: dict[str, str] = {}
     metrics = Metrics()
+    writer = StatusWriter(cast(ApiClient, object()), scheduler_name="py-volcano")
     for cycle in range(5):
         fresh = Store(scheduler_name="py-volcano")
         _feed(fresh, others + list(groups.values()) + list(pods.values()))
@@ -95,6 +98,11 @@ def test_carried_settled_jobs_decide_as_a_store_built_afresh(objects: list[dict[
         afresh = Metrics()
         afresh.observe_cycle(results[1], 0.01, snapshots[1])
         assert _job_records(metrics) == _job_records(afresh)  # a settled job's record kept, a gone one dropped
+        writer.submit(results[0])
+        kept_jobs = results[0].pod_groups.keys() | results[0].settled.keys()
+        ours = {key for key, status in results[0].pod_groups.items() if not status.shadow}
+        assert ours <= writer._groups.keys() <= kept_jobs  # what was written on a gone job is forgotten
+        assert writer._annotations._groups.keys() <= kept_jobs
         record_phases(kept, results[0], recorded)
         assume_binds(kept, results[0], assumed)
         changes = echoes(results[0], pods, data)
