@@ -222,6 +222,7 @@ class Settled:
         "_chained",
         "_queues",
         "_scalars",
+        "_settled",
         "_sums",
         "carry_change",
         "changes",
@@ -246,6 +247,7 @@ class Settled:
         self.changes: tuple[list[JobID], list[JobID]] | None = None
         """The ids that left and that joined (or changed) in the last `update`; None after `reset`."""
         self._chained: dict[JobID, BuiltJob] | None = None  # the last carried mapping, made the entries
+        self._settled: list[JobID] = []  # and the jobs that settled into it then (the same entry or not)
         self.carry_change: CarryChange | None = None
         """How the last `carry`'s mapping differs from the one before it, when `update` took that one
         back; None when unknown."""
@@ -259,6 +261,7 @@ class Settled:
         self.entries, self._sums, self._scalars, self._queues = {}, {}, {}, {}
         self.fractional = False
         self._carry, self.changes, self._chained, self.carry_change = None, None, None, None
+        self._settled = []
         self.generation += 1
 
     def carry(self, dirty: Collection[JobID]) -> dict[JobID, BuiltJob]:
@@ -272,8 +275,8 @@ class Settled:
         dropped = [key for key in dirty if pop(key, None) is not None]
         self._carry = (carried, dropped)
         previous, self._chained, self.carry_change = self._chained, None, None
-        if previous is entries and self.changes is not None:  # it became the entries, with `changes[1]`
-            joined = set(self.changes[1])
+        if previous is entries:  # it became the entries, with the jobs that settled (`_settled`)
+            joined = set(self._settled)
             gone = set(dropped)
             self.carry_change = CarryChange(
                 previous,
@@ -299,7 +302,7 @@ class Settled:
             new = [key for key in fresh if key not in old]
             entries = cast(dict[JobID, "BuiltJob"], kept)
             entries.update(fresh)
-            self._chained = entries
+            self._chained, self._settled = entries, list(fresh)  # every job in `fresh` was not carried
         else:
             left = list(old.keys() - kept.keys() - fresh.keys())
             changed = [key for key in fresh.keys() & old.keys() if old[key] is not fresh[key]]

@@ -5,9 +5,10 @@ the metrics keep what they had for it, and it comes back into the session when i
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection
 from typing import cast
 
-from py_volcano.api import CycleResult, JobID, PodGroupPhase
+from py_volcano.api import ClusterInfo, CycleResult, JobID, ParsedPod, PodGroupPhase
 from py_volcano.cache.client import ApiClient
 from py_volcano.cache.status import StatusWriter
 from py_volcano.cache.store import KINDS, Store
@@ -139,3 +140,36 @@ def test_the_metrics_drop_the_record_of_a_settled_job_whose_pod_goes() -> None:
     metrics.observe_cycle(run_cycle(snapshot, conf, registry), 0.01, snapshot)
     assert len(snapshot.settled) == 1 and len(metrics._jobs) == 1
     assert next(iter(metrics._jobs.values())).name == next(iter(snapshot.settled.entries.values())).job.name
+
+
+def test_a_settled_job_back_for_a_change_it_does_not_read_is_carried_again_unread() -> None:
+    """An eviction of a settled job's pod, refused before any snapshot saw it, brings the job back for one
+    snapshot, which takes the very entry it had and settles it again; the snapshot after carries it,
+    its pod not read (`Settled.carry_change` counts it among the jobs that entered the carried ones)."""
+    running = pod(name="r-0", group="r", cpu="1", node_name="n0")
+    others = [pod_group(name="b", phase="Running"), pod(name="b-0", group="b", cpu="1", node_name="n0")]
+    store = fed([node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), running, *others])
+    conf, registry = load_conf(None), default_registry()
+
+    def cycle() -> ClusterInfo:
+        snapshot = store.snapshot(token=conf, settle=True)
+        _record(store, run_cycle(snapshot, conf, registry))
+        return snapshot
+
+    for _ in range(4):  # built, decided Running, settled, carried
+        cycle()
+    entry = store.settled.entries[RUNNING]
+    store.mark_releasing("default/r-0")
+    store.eviction_settled("default/r-0", ok=False)
+    back = cycle()
+    assert RUNNING not in back.jobs and back.settled.entries[RUNNING] is entry  # taken and settled again
+    read: list[list[str]] = []
+    pods = store._pods
+
+    def reading(carried: Collection[JobID]) -> list[ParsedPod]:
+        listed = pods(carried)
+        read.append([parsed.task.name for parsed in listed])
+        return listed
+
+    store._pods = reading  # type: ignore[method-assign]
+    assert len(cycle().settled) == 2 and read == [[]]
