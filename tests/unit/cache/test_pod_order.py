@@ -18,37 +18,49 @@ _STEP = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(steps=st.lists(_STEP, max_size=60))
-def test_the_order_kept_is_the_order_sorted_afresh(steps: list[tuple[str, str, int]]) -> None:
-    order = PodOrder()
-    live: dict[str, tuple[tuple[float, str], str]] = {}
+class _Pods:
+    """Pods put and deleted as a test's steps say, kept in a `PodOrder` and in `live` (key -> (order, job))."""
 
-    def put(key: str, creation: int) -> None:
-        previous, current = live.get(key), ((float(creation), key), f"job-{creation % 3}")
+    def __init__(self, jobs: int) -> None:
+        self.order = PodOrder()
+        self.live: dict[str, tuple[tuple[float, str], str]] = {}
+        self._jobs = jobs
+
+    def put(self, key: str, creation: int) -> None:
+        previous, current = self.live.get(key), ((float(creation), key), f"job-{creation % self._jobs}")
         if previous == current:
             return
         if previous is not None:
-            order.remove(previous[0], key, previous[1])
-        order.add(current[0], key, current[1])
-        live[key] = current
+            self.order.remove(previous[0], key, previous[1])
+        self.order.add(current[0], key, current[1])
+        self.live[key] = current
 
-    def afresh(excluding: set[str]) -> list[str]:
-        return [key for (_, key), job in sorted(live.values()) if job not in excluding]
-
-    for action, key, creation in steps:
+    def step(self, action: str, key: str, creation: int) -> bool:
+        """Apply a put, delete or burst step; False for a snapshot (the test's own)."""
         if action == "put":
-            put(key, creation)
-        elif action == "delete" and key in live:
-            gone = live.pop(key)
-            order.remove(gone[0], key, gone[1])
+            self.put(key, creation)
+        elif action == "delete" and key in self.live:
+            gone = self.live.pop(key)
+            self.order.remove(gone[0], key, gone[1])
         elif action == "burst":  # more changes than the few-insertions path takes
             for index in range(300):
-                put(f"ns/q-{index}", creation + index % 3)
-        elif action == "snapshot":
+                self.put(f"ns/q-{index}", creation + index % 3)
+        return action != "snapshot"
+
+    def afresh(self, excluding: set[str]) -> list[str]:
+        """The live pods sorted afresh, less the jobs `excluding` names."""
+        return [key for (_, key), job in sorted(self.live.values()) if job not in excluding]
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(_STEP, max_size=60))
+def test_the_order_kept_is_the_order_sorted_afresh(steps: list[tuple[str, str, int]]) -> None:
+    pods = _Pods(jobs=3)
+    for action, key, creation in steps:
+        if not pods.step(action, key, creation):
             excluding = {f"job-{index}" for index in range(creation)}
-            assert order.ordered(excluding) == afresh(excluding)
-    assert order.ordered() == afresh(set())
+            assert pods.order.ordered(excluding) == pods.afresh(excluding)
+    assert pods.order.ordered() == pods.afresh(set())
 
 
 @settings(max_examples=200, deadline=None)
@@ -59,33 +71,14 @@ def test_the_order_shown_follows_how_the_jobs_left_out_change(
     """Told how the jobs left out changed (`Since`: those entering, and the entries of those leaving as
     the last call saw them), `ordered` gives what filtering the whole order gives, pods of jobs left out
     added and removed meanwhile included."""
-    order = PodOrder()
-    live: dict[str, tuple[tuple[float, str], str]] = {}
+    pods = _Pods(jobs=6)
     seen: dict[str, tuple[tuple[float, str], str]] = {}  # live as the last `ordered` call saw it
     previous: set[str] = set()
     rounds = iter(left_out * 10)
-
-    def put(key: str, creation: int) -> None:
-        was, now = live.get(key), ((float(creation), key), f"job-{creation % 6}")
-        if was != now:
-            if was is not None:
-                order.remove(was[0], key, was[1])
-            order.add(now[0], key, now[1])
-            live[key] = now
-
     for action, key, creation in steps:
-        if action == "put":
-            put(key, creation)
-        elif action == "delete" and key in live:
-            gone = live.pop(key)
-            order.remove(gone[0], key, gone[1])
-        elif action == "burst":
-            for index in range(300):
-                put(f"ns/q-{index}", creation + index % 3)
-        elif action == "snapshot":
+        if not pods.step(action, key, creation):
             excluding = {f"job-{index}" for index in next(rounds)}
             restored = [(at, pod, job) for pod, (at, job) in seen.items() if job in previous - excluding]
             since = Since(previous, excluding - previous, restored)
-            expected = [pod for (_, pod), job in sorted(live.values()) if job not in excluding]
-            assert order.ordered(excluding, since) == expected
-            previous, seen = excluding, dict(live)
+            assert pods.order.ordered(excluding, since) == pods.afresh(excluding)
+            previous, seen = excluding, dict(pods.live)
