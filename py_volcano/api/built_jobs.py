@@ -11,6 +11,7 @@ under configuration `token`): a cycle that did not touch the job decides the sam
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -97,14 +98,15 @@ class BuiltJob:
 class BuiltJobs:
     """The jobs of the last snapshot, by id; the next snapshot takes the unchanged ones (`take`)."""
 
-    __slots__ = ("_recorded", "active", "jobs", "kept")
+    __slots__ = ("_carried", "active", "jobs", "kept")
 
     def __init__(self) -> None:
-        self.jobs: dict[JobID, BuiltJob] = {}
+        self.jobs: Mapping[JobID, BuiltJob] = {}
+        """The last snapshot's jobs: those it took or built, then those it carried (not copied)."""
         self.kept: dict[JobID, BuiltJob] = {}
         self.active: list[JobID] = []
         """The last snapshot's jobs that were taken or built, not carried."""
-        self._recorded: list[JobID] | None = None
+        self._carried: dict[JobID, BuiltJob] = {}
 
     def take(
         self,
@@ -125,10 +127,9 @@ class BuiltJobs:
         return last.job
 
     def carry(self, entries: Mapping[JobID, BuiltJob]) -> None:
-        """Hand on the settled jobs a snapshot carries unlooked at (`api.Settled`), as they were; the
-        jobs recorded or taken before it are the snapshot's `active` ones once sealed."""
-        self._recorded = list(self.kept)
-        self.kept.update(entries)
+        """Hand on the settled jobs a snapshot carries unlooked at (`api.Settled`), as they were: looked
+        up behind the jobs taken or built, not copied among them (`seal`)."""
+        self._carried = entries if isinstance(entries, dict) else dict(entries)
 
     def record(
         self, job: JobInfo, source: PodGroupSpec | ParsedPod, phase: PodGroupPhase | None, pods: list[ParsedPod]
@@ -157,11 +158,12 @@ class BuiltJobs:
             keys = {key for key in (*self.active, *dropped) if key not in taken and key not in carried and key in jobs}
         return {node for key in keys for node in jobs[key].nodes}
 
-    def seal(self) -> dict[JobID, BuiltJob]:
+    def seal(self) -> Mapping[JobID, BuiltJob]:
         """Close the snapshot: the jobs recorded become the ones the next takes from; return them."""
         for entry in self.kept.values():
-            if not entry.fingerprint:  # a taken job's was checked as it was taken
+            if not entry.fingerprint:  # a taken job's was checked as it was taken (a carried one too)
                 entry.fingerprint = job_fingerprint(entry.job)
-        self.active = self._recorded if self._recorded is not None else list(self.kept)
-        self.jobs, self.kept, self._recorded = self.kept, {}, None
+        self.active = list(self.kept)
+        self.jobs = ChainMap(self.kept, self._carried) if self._carried else self.kept
+        self.kept, self._carried = {}, {}
         return self.jobs

@@ -59,7 +59,7 @@ class ClusterInfo:
     """The jobs of `jobs` shared with other snapshots, unchanged and left out of every walk (`Backlog`)."""
     shard_nodes: frozenset[str] | None = None
     """The nodes this instance may place pods on (its NodeShard's `spec.nodesDesired`); None: every node."""
-    built_jobs: dict[JobID, BuiltJob] = field(default_factory=dict)
+    built_jobs: Mapping[JobID, BuiltJob] = field(default_factory=dict)
     """Per job (the backlog's aside), how it was built or taken from the snapshot before (`BuiltJobs`)."""
     settled: Settled = field(default_factory=Settled)
     """The jobs left out of `jobs` because no cycle under the configuration can change them (`Settled`)."""
