@@ -116,6 +116,15 @@ class ControlPlaneError(RuntimeError):
     """The control plane could not be built, started or reached."""
 
 
+class PortTaken(ControlPlaneError):
+    """A component exited because its port was taken between `free_port` and its bind (another process
+    of the machine, such as a parallel test worker, took it): starting again on new ports helps."""
+
+
+#: Starts of the whole plane on fresh ports before a taken port is an error.
+PORT_ATTEMPTS = 3
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("PY_VOLCANO_CACHE") or Path.home() / ".cache" / "py-volcano")
 
@@ -511,11 +520,18 @@ class ControlPlane:
             if self._started:
                 return self
             t0 = time.monotonic()
-            try:
-                self._start()
-            except BaseException:
-                self.stop()
-                raise
+            for attempt in range(1, PORT_ATTEMPTS + 1):
+                try:
+                    self._start()
+                    break
+                except PortTaken as exc:
+                    self.stop()
+                    if attempt == PORT_ATTEMPTS:
+                        raise
+                    _log(f"{exc} (attempt {attempt} of {PORT_ATTEMPTS}): starting again on new ports")
+                except BaseException:
+                    self.stop()
+                    raise
             self._started = True
             self.timings["total"] = round(time.monotonic() - t0, 3)
             parts = ", ".join(f"{k} {v:.1f}s" for k, v in self.timings.items() if k != "total")
@@ -916,10 +932,11 @@ class ControlPlane:
         while True:
             if not comp.alive():
                 code = comp.proc.returncode if comp.proc is not None else "?"
-                raise ControlPlaneError(
-                    f"{comp.name} exited (code {code}) before becoming ready; "
-                    f"log {comp.log}:\n{_tail(comp.log)}"
-                )
+                tail = _tail(comp.log)
+                if "address already in use" in tail:
+                    raise PortTaken(f"{comp.name} exited (code {code}): its port was taken (log {comp.log})")
+                message = f"{comp.name} exited (code {code}) before becoming ready; log {comp.log}:\n{tail}"
+                raise ControlPlaneError(message)
             ok, last = self._probe(comp.health)
             if ok:
                 return

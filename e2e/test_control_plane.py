@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import secrets
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from e2e import controlplane
 from e2e.controlplane import KWOK_NODE_ANNOTATION, KWOK_NODE_ANNOTATION_VALUE
 
 T = TypeVar("T")
@@ -315,3 +318,23 @@ def test_restart_apiserver(control_plane: Any, kube: Any, core: client.CoreV1Api
         )
     finally:
         core.delete_namespace(name)
+
+
+def test_a_port_taken_before_its_bind_starts_the_plane_again_on_new_ports(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A port `free_port` gave out that another process bound before the component did (a parallel test
+    worker, say: it failed the README's quick start in CI once) starts the plane again on new ports."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = int(taken.getsockname()[1])
+    asked = iter(range(1000))
+    real = controlplane.free_port
+    monkeypatch.setattr(controlplane, "free_port", lambda: port if next(asked) == 2 else real())  # the API server's
+    try:
+        with controlplane.ControlPlane(tmp_path / "plane", keep_work_dir=False) as plane:
+            assert plane.running("kube-apiserver") and plane.ports["kube-apiserver"] != port
+        assert "kube-apiserver exited (code 1): its port was taken" in capsys.readouterr().err  # the first start
+    finally:
+        taken.close()
