@@ -340,7 +340,6 @@ class Metrics:
         registry.register(self._last_cycle)
         self._jobs: dict[JobID, _JobRecord] = {}
         self._settled_total: tuple[object, ...] = ()
-        self._active: list[JobID] = []  # the last observed cycle's jobs (not settled)
         self._settled = SettledFollower()  # the settled jobs' changes from cycle to cycle
         self._shares = SpecState()
         """The nodes' total allocatable the jobs' shares are taken against, while the node specs stay."""
@@ -394,14 +393,8 @@ class Metrics:
         now = self.clock()
         jobs = dict(self._jobs)  # a scrape may be reading the last ones
         settled = cluster.settled.entries
-        changes = self._settled.since(result.settled_update)
-        if changes is None:
-            candidates: Iterable[JobID] = jobs.keys() - cluster.jobs.keys() - settled.keys()
-        else:  # only the last cycle's jobs and those that left the settled ones can have gone
-            candidates = [*self._active, *changes[0]]
-        for gone in candidates:
-            if gone in jobs and gone not in cluster.jobs and gone not in settled:
-                del jobs[gone]
+        for gone in self._settled.gone(jobs, cluster.jobs, result.settled_update, settled):
+            del jobs[gone]
         namespaces: dict[str, Resource] = {}
         backlog = cluster.backlog.entries
         idle = shares.of(Resource())
@@ -426,12 +419,11 @@ class Metrics:
             used.add(job.allocated)
         if shares.total != self._settled_total:
             fresh = list(settled)
-        elif changes is None:
+        elif self._settled.joined is None:
             fresh = list(settled.keys() - jobs.keys())
         else:
-            fresh = [uid for uid in changes[1] if uid not in jobs]
+            fresh = [uid for uid in self._settled.joined if uid not in jobs]
         self._settled_total = shares.total
-        self._active = list(cluster.jobs)
         for uid in fresh:  # every task is bound or runs: ready
             job = settled[uid].job
             record = jobs.get(uid)

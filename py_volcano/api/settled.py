@@ -183,23 +183,38 @@ class SettledUpdate:
 
 
 class SettledFollower:
-    """A reader of successive cycles' settled jobs (the status writer, the metrics): `since` gives the
-    ids that left and joined them since the cycle it read before, when exactly one update of the same
-    set separates the two; None when the reader must compare every job."""
+    """A reader of successive cycles that keeps a record per job (the status writer, the annotations, the
+    metrics): `gone` finds the records to forget from the last cycle's jobs and those that left the
+    settled ones, when exactly one update of the same set separates two cycles it read, else by
+    comparing every record; `joined` are the jobs that joined the settled ones then (None: unknown)."""
 
-    __slots__ = ("_generation", "_source")
+    __slots__ = ("_generation", "_last", "_source", "joined")
 
     def __init__(self) -> None:
         self._source: object = None
         self._generation = 0
+        self._last: list[JobID] = []
+        self.joined: list[JobID] | None = None
 
-    def since(self, update: SettledUpdate) -> tuple[list[JobID], list[JobID]] | None:
-        """The changes of `update` if it follows the one read last; remembers it."""
+    def gone(
+        self,
+        records: Mapping[JobID, object],
+        jobs: Mapping[JobID, object],
+        update: SettledUpdate,
+        settled: Mapping[JobID, object],
+    ) -> list[JobID]:
+        """The keys of `records` neither among the cycle's `jobs` nor `settled`; remembers the cycle."""
         source, generation = self._source, self._generation
         self._source, self._generation = update.source, update.generation
-        if source is None or source is not update.source or update.generation != generation + 1:
-            return None
-        return update.changes
+        follows = source is not None and source is update.source and update.generation == generation + 1
+        changes = update.changes if follows else None
+        candidates: Iterable[JobID]
+        if changes is None:
+            candidates, self.joined = records.keys() - jobs.keys() - settled.keys(), None
+        else:  # only the last cycle's jobs and those that left the settled ones can have gone
+            candidates, self.joined = [*self._last, *changes[0]], changes[1]
+        self._last = list(jobs)
+        return [key for key in candidates if key in records and key not in jobs and key not in settled]
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +234,6 @@ class Settled:
 
     __slots__ = (
         "_carry",
-        "_chained",
         "_queues",
         "_scalars",
         "_settled",
@@ -246,8 +260,9 @@ class Settled:
         `changes` set may follow those changes instead of comparing every entry."""
         self.changes: tuple[list[JobID], list[JobID]] | None = None
         """The ids that left and that joined (or changed) in the last `update`; None after `reset`."""
-        self._chained: dict[JobID, BuiltJob] | None = None  # the last carried mapping, made the entries
-        self._settled: list[JobID] = []  # and the jobs that settled into it then (the same entry or not)
+        #: When the last update took back the mapping `carry` returned (it became the entries): the jobs
+        #: that settled into it then, the same entry or not; else None.
+        self._settled: list[JobID] | None = None
         self.carry_change: CarryChange | None = None
         """How the last `carry`'s mapping differs from the one before it, when `update` took that one
         back; None when unknown."""
@@ -260,8 +275,7 @@ class Settled:
         self.token = token
         self.entries, self._sums, self._scalars, self._queues = {}, {}, {}, {}
         self.fractional = False
-        self._carry, self.changes, self._chained, self.carry_change = None, None, None, None
-        self._settled = []
+        self._carry, self.changes, self._settled, self.carry_change = None, None, None, None
         self.generation += 1
 
     def carry(self, dirty: Collection[JobID]) -> dict[JobID, BuiltJob]:
@@ -274,12 +288,12 @@ class Settled:
         pop = carried.pop
         dropped = [key for key in dirty if pop(key, None) is not None]
         self._carry = (carried, dropped)
-        previous, self._chained, self.carry_change = self._chained, None, None
-        if previous is entries:  # it became the entries, with the jobs that settled (`_settled`)
-            joined = set(self._settled)
+        settled, self._settled, self.carry_change = self._settled, None, None
+        if settled is not None:  # the last carried mapping became the entries, with these jobs
+            joined = set(settled)
             gone = set(dropped)
             self.carry_change = CarryChange(
-                previous,
+                entries,
                 {key for key in joined if key not in gone},
                 [entries[key] for key in dropped if key not in joined],
             )
@@ -302,13 +316,13 @@ class Settled:
             new = [key for key in fresh if key not in old]
             entries = cast(dict[JobID, "BuiltJob"], kept)
             entries.update(fresh)
-            self._chained, self._settled = entries, list(fresh)  # every job in `fresh` was not carried
+            self._settled = list(fresh)  # every job in `fresh` was not carried
         else:
             left = list(old.keys() - kept.keys() - fresh.keys())
             changed = [key for key in fresh.keys() & old.keys() if old[key] is not fresh[key]]
             new = list(fresh.keys() - old.keys())
             entries = {**kept, **fresh} if fresh else dict(kept)
-            self._chained = None
+            self._settled = None
         new.extend(changed)
         left.extend(changed)
         self.entries = entries

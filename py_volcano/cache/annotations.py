@@ -12,8 +12,8 @@ the snapshot saw, so only what differs is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from py_volcano.api import (
     EXPLAIN_ANNOTATION,
@@ -60,9 +60,8 @@ class AnnotationRecords:
     """What was last written in each annotation, by (kind, object)."""
 
     def __init__(self) -> None:
-        self._groups: dict[str, _Written] = {}
+        self._groups: dict[JobID, _Written] = {}
         self._settled = SettledFollower()
-        self._last_groups: list[JobID] = []  # the last result's jobs (not settled)
         self._queues: dict[str, _Written] = {}
 
     def diff(self, result: CycleResult) -> list[AnnotationPatch]:
@@ -84,15 +83,8 @@ class AnnotationRecords:
                 path = f"{_GROUPS}/namespaces/{status.namespace}/podgroups/{status.name}"
                 patches.append(AnnotationPatch("PodGroup", job_id, path, EXPLAIN_ANNOTATION, desired, status.uid))
             groups[job_id] = _Written(status.uid, desired, wait)
-        changes = self._settled.since(result.settled_update)
-        if changes is None:
-            candidates: Iterable[str] = groups.keys() - result.pod_groups.keys() - result.settled.keys()
-        else:  # only the last cycle's jobs and those that left the settled ones can have gone
-            candidates = [*self._last_groups, *changes[0]]
-        for gone in candidates:
-            if gone in groups and gone not in result.pod_groups and gone not in result.settled:
-                del groups[gone]
-        self._last_groups = list(result.pod_groups)
+        for gone in self._settled.gone(groups, result.pod_groups, result.settled_update, result.settled):
+            del groups[gone]
         queues = self._queues
         for name, figures in result.queues.items():
             desired = status_diff.queue_figures_annotation(figures)
@@ -101,13 +93,13 @@ class AnnotationRecords:
                 path = f"{_GROUPS}/queues/{name}"
                 patches.append(AnnotationPatch("Queue", name, path, QUEUE_FIGURES_ANNOTATION, desired))
             queues[name] = _Written("", desired)
-        for gone in queues.keys() - result.queues.keys():
-            del queues[gone]
+        for name in queues.keys() - result.queues.keys():
+            del queues[name]
         return patches
 
     def forget(self, patch: AnnotationPatch) -> None:
         """Forget a write that failed (unless a later one replaced it), so the next diff writes it again."""
-        records = self._groups if patch.kind == "PodGroup" else self._queues
+        records: dict[Any, _Written] = self._groups if patch.kind == "PodGroup" else self._queues
         written = records.get(patch.name)
         if written is not None and (written.uid, written.value) == (patch.uid, patch.value):
             del records[patch.name]

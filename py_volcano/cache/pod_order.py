@@ -75,7 +75,7 @@ class PodOrder:
         `since` telling how `excluding` differs from the last call's, the entries that call returned
         follow those changes and the pods' own instead of the whole order being filtered."""
         added, removed = self._added, self._removed
-        following = since is not None and excluding and since.previous is self._excluding
+        follow = since if since is not None and excluding and since.previous is self._excluding else None
         if len(added) + len(removed) > _FEW:
             self._sort(sorted(_without([*self._sorted, *added], removed)))
         else:
@@ -93,8 +93,8 @@ class PodOrder:
         if not excluding:
             self._shown, self._excluding = [], None
             return self._keys.copy()
-        if following and since is not None:
-            shown = _follow(self._shown, excluding, since, added, removed)
+        if follow is not None:
+            shown = _follow(self._shown, excluding, follow, added, removed)
         else:
             shown = list(compress(self._sorted, map(not_, map(excluding.__contains__, self._jobs))))
         self._shown, self._excluding = shown, excluding

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -181,7 +181,6 @@ class StatusWriter:
         self._clock = clock
         self._groups: dict[JobID, _GroupRecord] = {}
         self._settled = SettledFollower()
-        self._last_groups: list[JobID] = []  # the last result's jobs (not settled)
         self._queues: dict[str, dict[str, Any]] = {}
         self._pods: dict[TaskID, _PodRecord] = {}
         self._overcommitted: dict[str, str] = {}
@@ -244,16 +243,9 @@ class StatusWriter:
 
     def _submit_pod_groups(self, result: CycleResult, now: str, seconds: float) -> None:
         """Diff every PodGroup but shadow ones (a pod without a PodGroup has no object to write)."""
-        groups, records, settled = result.pod_groups, self._groups, result.settled
-        changes = self._settled.since(result.settled_update)
-        if changes is None:
-            candidates: Iterable[JobID] = records.keys() - groups.keys() - settled.keys()
-        else:  # only the last cycle's jobs and those that left the settled ones can have gone
-            candidates = [*self._last_groups, *changes[0]]
-        for gone in candidates:
-            if gone in records and gone not in groups and gone not in settled:  # a settled job's status stands
-                del records[gone]
-        self._last_groups = list(groups)
+        groups, records = result.pod_groups, self._groups
+        for gone in self._settled.gone(records, groups, result.settled_update, result.settled):
+            del records[gone]  # a settled job's status stands
         for job_id, status in groups.items():
             if status.shadow:
                 continue
