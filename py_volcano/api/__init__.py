@@ -23,6 +23,7 @@ from py_volcano.api.manifests import (
     OwnerRef,
     ParsedPod,
     PdbSpec,
+    PodSpecParts,
     PriorityClassSpec,
     ResourceQuotaSpec,
     parse_node,
@@ -56,6 +57,7 @@ from py_volcano.api.numatopology import (
     parse_cpuset,
     parse_numatopology,
 )
+from py_volcano.api.pod_templates import PodTemplates
 from py_volcano.api.preemption_marks import (
     JDB_MAX_UNAVAILABLE,
     JDB_MIN_AVAILABLE,
@@ -187,6 +189,8 @@ __all__ = [
     "PodGroupPhase",
     "PodGroupSpec",
     "PodGroupStatus",
+    "PodSpecParts",
+    "PodTemplates",
     "PodWait",
     "PriorityClassSpec",
     "QueueBacklog",

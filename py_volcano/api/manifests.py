@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from py_volcano.api.hypernodes import parse_network_topology
 from py_volcano.api.job_info import PodGroupSpec, TaskInfo, Toleration
 from py_volcano.api.node_info import NodeSpec, Taint
-from py_volcano.api.numatopology import pinned_cpus
+from py_volcano.api.numatopology import PinnedContainer, pinned_cpus
 from py_volcano.api.quantity import parse_quantity
 from py_volcano.api.queue_info import DEFAULT_QUEUE, NodeGroupAffinity, QueueInfo
 from py_volcano.api.resource_info import Resource
@@ -45,6 +45,7 @@ __all__ = [
     "OwnerRef",
     "ParsedPod",
     "PdbSpec",
+    "PodSpecParts",
     "PriorityClassSpec",
     "ResourceQuotaSpec",
     "parse_node",
@@ -56,6 +57,7 @@ __all__ = [
     "parse_queue",
     "parse_resource_quota",
     "parse_timestamp",
+    "pod_spec_parts",
 ]
 
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -442,45 +444,79 @@ def _preemptable(labels: Mapping[str, str], annotations: Mapping[str, str]) -> b
     return value is None or value in _GO_TRUE
 
 
+@dataclass(slots=True, frozen=True)
+class PodSpecParts:
+    """What a pod's task takes from its spec alone, nodeName and priority aside: the pods of one template
+    (a ReplicaSet's, a Job's) share it, parsed once (`PodTemplates`). Read only, as task clones share it."""
+
+    resreq: Resource
+    node_selector: Mapping[str, str]
+    affinity: Mapping[str, Any]
+    tolerations: tuple[Toleration, ...]
+    host_ports: tuple[tuple[str, str, int], ...]
+    pinned_cpus: tuple[PinnedContainer, ...] | None
+    container_limits: tuple[Resource, ...]
+    resource_claims: tuple[str, ...]
+
+
+def pod_spec_parts(spec: Mapping[str, Any], name: str) -> PodSpecParts:
+    """Parse what `PodSpecParts` holds from the spec of pod `name` (named in any error)."""
+    return PodSpecParts(
+        resreq=pod_requests(spec, name),
+        node_selector=_shaped(check_string_map, spec.get("nodeSelector"), InvalidPod, name, "spec.nodeSelector"),
+        affinity=_shaped(check_affinity, spec.get("affinity"), InvalidPod, name, "spec.affinity"),
+        tolerations=_tolerations(spec, name),
+        host_ports=_host_ports(_containers(spec, "containers", name), name),
+        pinned_cpus=pinned_cpus(spec, name),
+        container_limits=_container_limits(spec, name),
+        resource_claims=_resource_claims(spec, name),
+    )
+
+
 def parse_pod(
-    obj: Mapping[str, Any], *, priority_classes: Mapping[str, PriorityClassSpec], creation: float = 0.0
+    obj: Mapping[str, Any],
+    *,
+    priority_classes: Mapping[str, PriorityClassSpec],
+    creation: float = 0.0,
+    spec_parts: Callable[[Mapping[str, Any], str], PodSpecParts] = pod_spec_parts,
 ) -> ParsedPod:
-    """Parse a Pod; `creation` is used when the manifest carries no creationTimestamp."""
+    """Parse a Pod; `creation` is used when the manifest carries no creationTimestamp; `spec_parts` reads
+    the spec's parts (`PodTemplates.parts` takes them from the pods of the same template)."""
     name = _require_name(obj, InvalidPod, namespaced=True)
     meta = _meta(obj)
     spec = _dict(obj.get("spec"), InvalidPod, name, "spec")
     status = _dict(obj.get("status"), InvalidPod, name, "status")
     labels = _shaped(check_string_map, meta.get("labels"), InvalidPod, name, "metadata.labels")
     annotations = _shaped(check_string_map, meta.get("annotations"), InvalidPod, name, "metadata.annotations")
-    resreq = pod_requests(spec, name)
     node_name = _str(spec.get("nodeName"), InvalidPod, name, "spec.nodeName")
     priority, never = _pod_priority(spec, priority_classes, name)
+    parts = spec_parts(spec, name)
     uid = str(meta.get("uid") or meta["name"])
     preemptable = _preemptable(labels, annotations)
     task = TaskInfo(
         uid=TaskID(str(meta.get("uid") or name)),
         name=str(meta["name"]),
         namespace=str(meta.get("namespace") or "default"),
-        resreq=resreq,
+        resreq=parts.resreq,
         node_name=node_name,
         status=_task_status(str(status.get("phase") or "Pending"), node_name, bool(meta.get("deletionTimestamp"))),
         priority=priority,
         priority_class_name=str(spec.get("priorityClassName") or ""),
         labels=labels,
         annotations=annotations,
-        node_selector=_shaped(check_string_map, spec.get("nodeSelector"), InvalidPod, name, "spec.nodeSelector"),
-        affinity=_shaped(check_affinity, spec.get("affinity"), InvalidPod, name, "spec.affinity"),
-        tolerations=_tolerations(spec, name),
-        host_ports=_host_ports(_containers(spec, "containers", name), name),
+        node_selector=parts.node_selector,
+        affinity=parts.affinity,
+        tolerations=parts.tolerations,
+        host_ports=parts.host_ports,
         preemptable=preemptable,
         preemption_never=never,
         creation=parse_timestamp(meta.get("creationTimestamp")) or creation,
         role=str(annotations.get(TASK_SPEC_ANNOTATION, "")),
         scheduled_at=_scheduled_at(status),
         topology_spread=topology_spread_constraints(spec, labels, name),
-        pinned_cpus=pinned_cpus(spec, name),
-        container_limits=_container_limits(spec, name),
-        resource_claims=_resource_claims(spec, name),
+        pinned_cpus=parts.pinned_cpus,
+        container_limits=parts.container_limits,
+        resource_claims=parts.resource_claims,
     )
     return ParsedPod(
         task=task,

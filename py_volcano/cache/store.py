@@ -40,6 +40,8 @@ from py_volcano.api import (
     PdbSpec,
     PodGroupPhase,
     PodGroupSpec,
+    PodSpecParts,
+    PodTemplates,
     PriorityClassSpec,
     QueueID,
     QueueInfo,
@@ -63,6 +65,7 @@ from py_volcano.api import (
 )
 from py_volcano.cache.backlog_jobs import BacklogKeeper
 from py_volcano.cache.pod_order import PodOrder, Since
+from py_volcano.cache.pod_text import encode_pod
 from py_volcano.cache.shown import Shown
 from py_volcano.errors import ObjectError
 
@@ -116,18 +119,6 @@ KINDS: tuple[Kind, ...] = (
     PODS,
 )
 
-_POD_META = (
-    "name",
-    "namespace",
-    "uid",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "creationTimestamp",
-    "deletionTimestamp",
-)
-_CONTAINER_KEYS = ("name", "resources", "ports", "restartPolicy")
-
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
@@ -147,45 +138,6 @@ def object_key(obj: Mapping[str, Any], kind: Kind) -> str:
     """Return `ns/name` for namespaced kinds, `name` otherwise."""
     meta = _metadata(obj)
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}" if kind.namespaced else str(meta.get("name"))
-
-
-def _trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """Keep what `parse_pod` reads: a few metadata fields, the spec without volumes, the phase and the
-    PodScheduled condition. A part of the wrong shape is kept as it is, for the parser to name."""
-    meta = obj.get("metadata")
-    spec = obj.get("spec")
-    if isinstance(spec, Mapping):
-        spec = {key: value for key, value in spec.items() if key != "volumes"}
-        for key in ("containers", "initContainers"):
-            if isinstance(spec.get(key), list):
-                spec[key] = [
-                    {k: c[k] for k in _CONTAINER_KEYS if k in c} if isinstance(c, Mapping) else c for c in spec[key]
-                ]
-    status = obj.get("status")
-    if not isinstance(status, Mapping):
-        return {"metadata": meta, "spec": spec, "status": status}
-    trimmed: dict[str, Any] = {"phase": status["phase"]} if status.get("phase") else {}
-    conditions = status.get("conditions")
-    if isinstance(conditions, list):
-        # cdp reads when PodScheduled turned True; the other conditions (and PodScheduled=False, which the
-        # status writer keeps rewriting) change often and nothing reads them.
-        scheduled = [
-            {"type": "PodScheduled", "status": "True", "lastTransitionTime": c.get("lastTransitionTime")}
-            for c in conditions
-            if isinstance(c, Mapping) and c.get("type") == "PodScheduled" and c.get("status") == "True"
-        ]
-        if scheduled:
-            trimmed["conditions"] = scheduled
-    return {
-        "metadata": {k: meta[k] for k in _POD_META if k in meta} if isinstance(meta, Mapping) else meta,
-        "spec": spec,
-        "status": trimmed,
-    }
-
-
-def _encode(trimmed: dict[str, Any]) -> bytes:
-    """Compact JSON of a trimmed manifest; a value JSON cannot hold (no API server sends one) as its text."""
-    return json.dumps(trimmed, separators=(",", ":"), default=str).encode()
 
 
 class PodGrouping(Protocol):
@@ -290,6 +242,7 @@ class Store:
         self.built_nodes = BuiltNodes()  # the last snapshot's nodes, taken into the next while unchanged
         self.built_jobs = BuiltJobs()  # and its jobs
         self.pod_order = PodOrder()  # the usable pods in snapshot order
+        self.pod_templates = PodTemplates()  # pods' spec parts by template, parsed once
         #: The PodGroup keys the last snapshot looked at (all but its carried jobs', `_excluding`), and
         #: those whose record was put or dropped since.
         self._groups_shown: dict[str, None] = {}
@@ -404,7 +357,7 @@ class Store:
             changes.everything = True
 
     def _put(self, kind: Kind, key: str, obj: Mapping[str, Any], version: int, uid: str) -> None:
-        raw = _encode(_trim_pod(obj)) if kind is PODS else None
+        raw, template = encode_pod(obj) if kind is PODS else (None, None)
         previous = self.records[kind.name].get(key)
         if raw is not None and previous is not None and previous.uid == uid and previous.raw == raw:
             previous.version = version  # only what the scheduler does not read changed (conditions, IPs)
@@ -413,7 +366,7 @@ class Store:
         self.records[kind.name][key] = record
         if kind is POD_GROUPS:
             self._groups_touched.add(key)
-        self._parse(kind, key, record, obj, previous.error if previous else "")
+        self._parse(kind, key, record, obj, previous.error if previous else "", template)
         if kind is PODS:
             self._reorder(key, previous.spec if previous is not None else None, record.spec)
         if kind is NODES and previous is not None and _same_node(previous.spec, record.spec):
@@ -435,10 +388,13 @@ class Store:
         ):
             del self.phases[record.spec.key]
 
-    def _parse(self, kind: Kind, key: str, record: Record, obj: Mapping[str, Any], previous_error: str) -> None:
-        """Parse under `parse_object`'s guard: any failure costs this object, never the watch feeding every object."""
+    def _parse(
+        self, kind: Kind, key: str, record: Record, obj: Mapping[str, Any], previous_error: str, template: bytes | None
+    ) -> None:
+        """Parse under `parse_object`'s guard: any failure costs this object, never the watch feeding every
+        object. A pod's spec parts come from `pod_templates` by its `template` key (`pod_text`)."""
         try:
-            record.spec = parse_object(kind.name, obj, self._parser(kind))
+            record.spec = parse_object(kind.name, obj, self._parser(kind, template))
             record.error = ""
             self.unusable[kind.name].pop(key, None)
         except ObjectError as exc:
@@ -452,10 +408,14 @@ class Store:
         if error != previous_error:
             log.warning("object_skipped", kind=kind.name, object=key, reason=error)
 
-    def _parser(self, kind: Kind) -> Callable[[Mapping[str, Any]], Any]:
+    def _parser(self, kind: Kind, template: bytes | None) -> Callable[[Mapping[str, Any]], Any]:
         if kind is PODS:
-            classes = self.priority_classes()
-            return lambda obj: parse_pod(obj, priority_classes=classes)
+            classes, templates = self.priority_classes(), self.pod_templates
+
+            def spec_parts(spec: Mapping[str, Any], name: str) -> PodSpecParts:
+                return templates.parts(template, spec, name)
+
+            return lambda obj: parse_pod(obj, priority_classes=classes, spec_parts=spec_parts)
         parsers: dict[str, Callable[[Mapping[str, Any]], Any]] = {
             NODES.name: parse_node,
             QUEUES.name: parse_queue,
@@ -475,7 +435,7 @@ class Store:
         for key, record in records.items():
             manifest = record.manifest()
             if manifest is not None:
-                self._parse(PODS, key, record, manifest, record.error)
+                self._parse(PODS, key, record, manifest, record.error, encode_pod(manifest)[1])
         self.pod_order.reset(
             (record.spec.order, key, self._task_of(record.spec))
             for key, record in records.items()

@@ -1,0 +1,85 @@
+"""A pod as the store keeps it: what the scheduler reads of it, as compact JSON, and its template's key.
+
+The store keeps each pod's trimmed manifest as text (a fifth of the memory of the decoded maps) and
+compares the texts to tell whether anything the scheduler reads changed. The spec's text without
+`nodeName` is the key of the pod's template (`api.PodTemplates`): the pods of a ReplicaSet or a Job
+have the same one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["encode_pod"]
+
+_POD_META = (
+    "name",
+    "namespace",
+    "uid",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
+_CONTAINER_KEYS = ("name", "resources", "ports", "restartPolicy")
+#: Compact JSON; a value JSON cannot hold (no API server sends one) as its text.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
+_ABSENT = object()
+
+
+def _trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """Keep what `parse_pod` reads: a few metadata fields, the spec without volumes, the phase and the
+    PodScheduled condition. A part of the wrong shape is kept as it is, for the parser to name."""
+    meta = obj.get("metadata")
+    spec = obj.get("spec")
+    if isinstance(spec, Mapping):
+        spec = {key: value for key, value in spec.items() if key != "volumes"}
+        for key in ("containers", "initContainers"):
+            if isinstance(spec.get(key), list):
+                spec[key] = [
+                    {k: c[k] for k in _CONTAINER_KEYS if k in c} if isinstance(c, Mapping) else c for c in spec[key]
+                ]
+    status = obj.get("status")
+    if not isinstance(status, Mapping):
+        return {"metadata": meta, "spec": spec, "status": status}
+    trimmed: dict[str, Any] = {"phase": status["phase"]} if status.get("phase") else {}
+    conditions = status.get("conditions")
+    if isinstance(conditions, list):
+        # cdp reads when PodScheduled turned True; the other conditions (and PodScheduled=False, which the
+        # status writer keeps rewriting) change often and nothing reads them.
+        scheduled = [
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": c.get("lastTransitionTime")}
+            for c in conditions
+            if isinstance(c, Mapping) and c.get("type") == "PodScheduled" and c.get("status") == "True"
+        ]
+        if scheduled:
+            trimmed["conditions"] = scheduled
+    return {
+        "metadata": {k: meta[k] for k in _POD_META if k in meta} if isinstance(meta, Mapping) else meta,
+        "spec": spec,
+        "status": trimmed,
+    }
+
+
+def encode_pod(obj: Mapping[str, Any]) -> tuple[bytes, bytes | None]:
+    """Return the pod's trimmed manifest (`_trim_pod`) as compact JSON, and its spec's JSON without
+    `nodeName` (the template key; None when the spec is not a map). The manifest's spec holds the same
+    text with `nodeName`, when there is one, last."""
+    trimmed = _trim_pod(obj)
+    spec = trimmed["spec"]
+    if not isinstance(spec, dict):
+        return _text(trimmed), None
+    node = spec.pop("nodeName", _ABSENT)
+    template = _text(spec)
+    spec_text = template
+    if node is not _ABSENT:
+        spec_text = b'%b%b"nodeName":%b}' % (template[:-1], b"," if len(template) > 2 else b"", _text(node))
+    parts = (_text(trimmed["metadata"]), spec_text, _text(trimmed["status"]))
+    return b'{"metadata":%b,"spec":%b,"status":%b}' % parts, template
+
+
+def _text(value: Any) -> bytes:
+    return _ENCODER.encode(value).encode()
