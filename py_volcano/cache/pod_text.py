@@ -25,18 +25,21 @@ _POD_META = (
     "deletionTimestamp",
 )
 _CONTAINER_KEYS = ("name", "resources", "ports", "restartPolicy")
+#: Spec fields nothing reads that differ between the pods of one template: the service account token's
+#: volume (its name is random) and the hostname a StatefulSet or a Volcano Job gives each pod.
+_DROPPED_SPEC = frozenset({"volumes", "hostname"})
 #: Compact JSON; a value JSON cannot hold (no API server sends one) as its text.
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)
 _ABSENT = object()
 
 
 def _trim_pod(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """Keep what `parse_pod` reads: a few metadata fields, the spec without volumes, the phase and the
+    """Keep what `parse_pod` reads: a few metadata fields, the spec but `_DROPPED_SPEC`, the phase and the
     PodScheduled condition. A part of the wrong shape is kept as it is, for the parser to name."""
     meta = obj.get("metadata")
     spec = obj.get("spec")
     if isinstance(spec, Mapping):
-        spec = {key: value for key, value in spec.items() if key != "volumes"}
+        spec = {key: value for key, value in spec.items() if key not in _DROPPED_SPEC}
         for key in ("containers", "initContainers"):
             if isinstance(spec.get(key), list):
                 spec[key] = [

@@ -15,6 +15,7 @@ def pod(name: str, *, node: str | None = None, cpu: str = "1") -> dict[str, Any]
         "schedulerName": "py-volcano",
         "containers": [{"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}],
         "volumes": [{"name": f"token-{name}"}],
+        "hostname": name,
     }
     if node is not None:
         spec["nodeName"] = node
@@ -26,7 +27,7 @@ def pod(name: str, *, node: str | None = None, cpu: str = "1") -> dict[str, Any]
 
 
 def test_the_kept_text_is_the_trimmed_manifest_with_its_node() -> None:
-    """The text decodes to what the scheduler reads: the node kept, volumes and images dropped."""
+    """The text decodes to what the scheduler reads: the node kept, volumes, hostname and images dropped."""
     text, _ = encode_pod(pod("a", node="n1"))
     manifest = json.loads(text)
     assert manifest["spec"] == {
@@ -39,7 +40,7 @@ def test_the_kept_text_is_the_trimmed_manifest_with_its_node() -> None:
 
 
 def test_pods_of_one_template_share_its_key_whatever_their_node() -> None:
-    """Name, node and volumes differ between a ReplicaSet's pods; their key does not. A spec that
+    """Name, node, hostname and volumes differ between the pods of a template; their key does not. A spec that
     differs in what the scheduler reads has another key; a spec that is not a map has none."""
     keys = {encode_pod(pod(name, node=node))[1] for name, node in (("a", "n1"), ("b", "n2"), ("c", None))}
     assert len(keys) == 1
