@@ -151,7 +151,7 @@ def shadow_group_name(pod_uid: str) -> str:
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
+    return meta if type(meta) is dict or isinstance(meta, Mapping) else {}
 
 
 def _name(obj: Mapping[str, Any], *, namespaced: bool) -> str:
@@ -429,7 +429,7 @@ def _scheduled_at(status: Mapping[str, Any]) -> float | None:
     """Return when the pod's `PodScheduled` condition turned True, None without one (read by cdp)."""
     conditions = status.get("conditions")
     for condition in conditions if isinstance(conditions, list) else ():
-        if isinstance(condition, Mapping) and condition.get("type") == "PodScheduled":
+        if (type(condition) is dict or isinstance(condition, Mapping)) and condition.get("type") == "PodScheduled":
             return parse_timestamp(condition.get("lastTransitionTime")) if condition.get("status") == "True" else None
     return None
 

@@ -122,7 +122,7 @@ KINDS: tuple[Kind, ...] = (
 
 def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
+    return meta if type(meta) is dict or isinstance(meta, Mapping) else {}
 
 
 def resource_version(obj: Mapping[str, Any]) -> int:
