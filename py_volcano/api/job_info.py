@@ -265,6 +265,7 @@ class JobInfo:
 
     __slots__ = (
         "allocated",
+        "best_effort_pending",
         "creation",
         "fit_errors",
         "job_fit_error",
@@ -299,6 +300,9 @@ class JobInfo:
         self.pod_group = spec
         self.tasks: dict[TaskID, TaskInfo] = {}
         self.task_status_index: dict[TaskStatus, dict[TaskID, TaskInfo]] = {}
+        self.best_effort_pending = 0
+        """Pending tasks that request nothing, counted as the index changes: job order asks on every
+        comparison (gang's `is_ready`)."""
         self.allocated = Resource()
         self.total_request = Resource()
         self.fit_errors: dict[TaskID, FitErrors] = {}
@@ -348,11 +352,14 @@ class JobInfo:
         self.task_status_index.setdefault(task.status, {})[task.uid] = task
         if is_allocated_status(task.status):
             self.allocated.add(task.resreq)
+        elif task.status is TaskStatus.PENDING and task.best_effort:
+            self.best_effort_pending += 1
 
     def _unindex(self, task: TaskInfo) -> None:
         bucket = self.task_status_index.get(task.status)
         if bucket is not None:
-            bucket.pop(task.uid, None)
+            if bucket.pop(task.uid, None) is not None and task.status is TaskStatus.PENDING and task.best_effort:
+                self.best_effort_pending -= 1
             if not bucket:
                 del self.task_status_index[task.status]
         if is_allocated_status(task.status):
@@ -388,7 +395,7 @@ class JobInfo:
 
     def pending_best_effort_task_num(self) -> int:
         """Pending tasks that request nothing."""
-        return sum(1 for task in self.tasks_with(TaskStatus.PENDING) if task.best_effort)
+        return self.best_effort_pending
 
     def valid_task_num(self) -> int:
         """Tasks that can still count towards the gang."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from py_volcano.api import Resource, TaskID, TaskInfo, TaskStatus
 from py_volcano.api.job_info import JobInfo, PodGroupSpec
@@ -156,3 +158,27 @@ def test_init_containers_count_in_what_a_task_holds() -> None:
     assert snapshot.nodes["n1"].used.milli_cpu == 3500
     assert snapshot.nodes["n1"].idle.milli_cpu == 4500
     assert (task_b.resreq.milli_cpu, task_b.best_effort) == (1000, False)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.integers(0, 5), st.booleans(), st.sampled_from(list(TaskStatus))), min_size=1, max_size=30
+    )
+)
+def test_pending_best_effort_tasks_are_counted_as_the_index_changes(
+    steps: list[tuple[int, bool, TaskStatus]],
+) -> None:
+    """The kept count equals a count over the pending tasks after any adds and status changes, in the
+    job and in its clone."""
+    job = JobInfo(PodGroupSpec(name="pg", namespace="ns", queue="default", min_member=1))
+    for index, best_effort, status in steps:
+        uid = TaskID(f"u{index}")
+        if uid in job.tasks:
+            job.update_task_status(job.tasks[uid], status)
+        else:
+            resreq = Resource() if best_effort else Resource(milli_cpu=100)
+            job.add_task(TaskInfo(uid=uid, name=f"t-{index}", namespace="ns", resreq=resreq, status=status))
+        for each in (job, job.clone()):
+            recount = sum(1 for task in each.tasks.values() if task.status is TaskStatus.PENDING and task.best_effort)
+            assert each.pending_best_effort_task_num() == recount
