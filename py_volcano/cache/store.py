@@ -174,7 +174,7 @@ class Record:
     uid: str
     spec: Any
     raw: bytes | None = None
-    """A pod's trimmed manifest (`_trim_pod`) as compact JSON: a fifth of the memory of the decoded
+    """A pod's trimmed manifest (`pod_text.encode_pod`) as compact JSON: a fifth of the memory of the decoded
     maps, and compared as bytes to tell whether anything the scheduler reads changed."""
     error: str = ""
 
