@@ -25,6 +25,7 @@ from typing import Any, Self, TypeVar
 import aiohttp
 import structlog
 
+from py_volcano.cache.watch_json import loads_event
 from py_volcano.errors import ApiError, ConfigError
 
 __all__ = ["ApiClient", "Credentials", "api_failure", "load_credentials", "never_sent", "status_message"]
@@ -256,7 +257,8 @@ class ApiClient:
         self, path: str, *, params: Mapping[str, str], timeout: float
     ) -> AsyncGenerator[tuple[int, Any], None]:
         """Send a streaming GET (a watch); yield (HTTP status, parsed JSON) for each line until the server
-        ends the stream, or once (status, body) when it answers with anything but 200.
+        ends the stream, or once (status, body) when it answers with anything but 200. Lines are watch
+        events, decoded without their object's managedFields (`watch_json`).
 
         `timeout` bounds the wait for the next bytes, so a half-open connection ends as a failure. Raises
         ApiError (status None) when the stream cannot be opened or breaks.
@@ -279,7 +281,7 @@ class ApiClient:
                     tail = lines.pop()
                     for line in lines:
                         if line.strip():
-                            yield 200, json.loads(line)
+                            yield 200, loads_event(line)
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             raise ApiError(f"GET {path} (watch): stream broken: {type(exc).__name__}: {exc}", status=None) from exc
 
