@@ -4,7 +4,7 @@ their spec once.
 A cluster's pods come by the template: a ReplicaSet's or a Job's pods have the same spec but for
 `nodeName`. Reading a spec (requests, selector, affinity, tolerations, ports, pinned CPUs, limits,
 claims) was two thirds of parsing a pod; a restart with 150,000 pods parsed the same few specs
-150,000 times. The key is the spec as the store encodes it without `nodeName` (`cache.store`): two
+150,000 times. The key is the spec as the store encodes it without `nodeName` (`cache/pod_text.py`): two
 pods share their parts only when their specs are the same text. A spec that fails to parse is never
 kept, so each pod that carries it gets its own error.
 """
