@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from json.encoder import encode_basestring_ascii
 from typing import Any, TypeGuard
 
 __all__ = ["encode_pod"]
@@ -85,8 +84,7 @@ def encode_pod(obj: Mapping[str, Any]) -> tuple[bytes, bytes | None]:
     template = _text(spec)
     spec_text = template
     if node is not _ABSENT:
-        node_text = encode_basestring_ascii(node).encode() if isinstance(node, str) else _text(node)
-        spec_text = b'%b%b"nodeName":%b}' % (template[:-1], b"," if len(template) > 2 else b"", node_text)
+        spec_text = b'%b%b"nodeName":%b}' % (template[:-1], b"," if len(template) > 2 else b"", _text(node))
     return b'%b,"spec":%b}' % (_text(trimmed)[:-1], spec_text), template
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -40,7 +41,6 @@ from py_volcano.api import (
     PdbSpec,
     PodGroupPhase,
     PodGroupSpec,
-    PodSpecParts,
     PodTemplates,
     PriorityClassSpec,
     QueueID,
@@ -410,11 +410,7 @@ class Store:
 
     def _parser(self, kind: Kind, template: bytes | None) -> Callable[[Mapping[str, Any]], Any]:
         if kind is PODS:
-            classes, templates = self.priority_classes(), self.pod_templates
-
-            def spec_parts(spec: Mapping[str, Any], name: str) -> PodSpecParts:
-                return templates.parts(template, spec, name)
-
+            classes, spec_parts = self.priority_classes(), functools.partial(self.pod_templates.parts, template)
             return lambda obj: parse_pod(obj, priority_classes=classes, spec_parts=spec_parts)
         parsers: dict[str, Callable[[Mapping[str, Any]], Any]] = {
             NODES.name: parse_node,

@@ -49,7 +49,7 @@ def test_a_spec_that_fails_is_never_kept_and_each_pod_names_itself() -> None:
     for name in ("a", "b"):
         with pytest.raises(InvalidPod) as failure:
             parse(pod(name, cpu="lots"), templates, b"broken")
-        assert f"ns/{name}" in str(failure.value) or name in str(failure.value)
+        assert f"ns/{name}" in str(failure.value)
         assert "spec.containers[0].resources.requests" in str(failure.value)
     assert len(templates) == 0
 
