@@ -30,6 +30,8 @@ MaskArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.intp]
 
 _INCREMENTAL_ROWS = 512
+_NO_ROWS: IntArray = np.zeros(0, dtype=np.intp)
+_NO_ROWS.flags.writeable = False
 
 
 def _shape(resreq: Resource) -> tuple[object, ...]:
@@ -164,6 +166,21 @@ class NodeArrays:
             return result
         return self.idle[rows]
 
+    @property
+    def version(self) -> int:
+        """How many row writes there have been: a mark for `written_since`."""
+        return len(self._log)
+
+    def written_since(self, version: int) -> IntArray | None:
+        """The rows written since `version` (each once), or None when more than a few hundred writes
+        came since: then recomputing everything is the cheaper way."""
+        written = len(self._log) - version
+        if written > _INCREMENTAL_ROWS:
+            return None
+        if written == 0:
+            return _NO_ROWS
+        return np.fromiter(set(self._log[version:]), dtype=np.intp)
+
     def _cached_fit(
         self, resreq: Resource, cache: dict[tuple[object, ...], tuple[int, MaskArray]], *, future: bool
     ) -> MaskArray:
@@ -171,15 +188,16 @@ class NodeArrays:
         request = self.request(resreq)
         version = len(self._log)
         cached = cache.get(key)
-        if cached is not None and version - cached[0] <= _INCREMENTAL_ROWS:
+        if cached is not None:
             seen, mask = cached
-            if seen != version and request.shape[0] == self.idle.shape[1]:
-                rows = np.fromiter(set(self._log[seen:]), dtype=np.intp)
-                mask.flags.writeable = True
-                mask[rows] = (self._available(rows, future=future) > request).all(axis=1)
-                mask.flags.writeable = False
-                cache[key] = (version, mask)
-            return mask
+            rows = self.written_since(seen)
+            if rows is not None:
+                if len(rows) and request.shape[0] == self.idle.shape[1]:
+                    mask.flags.writeable = True
+                    mask[rows] = (self._available(rows, future=future) > request).all(axis=1)
+                    mask.flags.writeable = False
+                    cache[key] = (version, mask)
+                return mask
         mask = self.fits(request, self._available(slice(None), future=future))
         mask.flags.writeable = False
         cache[key] = (version, mask)

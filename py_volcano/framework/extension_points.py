@@ -11,7 +11,7 @@ that refused, which the cycle's result reports for `py-volcano explain`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
@@ -158,6 +158,7 @@ class ExtensionPoints:
         self._fns: dict[str, dict[str, Callable[..., Any]]] = {}
         self._tiered: dict[str, list[list[Callable[..., Any]]]] = {}
         self._names: dict[str, list[list[str]]] = {}
+        self._row_keys: dict[str, Callable[[TaskInfo], Hashable | None]] = {}
         self.event_handlers: list[EventHandler] = []
         #: The action running (set by the cycle), for the refusals below.
         self.action = ""
@@ -170,6 +171,7 @@ class ExtensionPoints:
         self._fns.clear()
         self._tiered.clear()
         self._names.clear()
+        self._row_keys.clear()
         self.event_handlers.clear()
 
     def _add(self, point: str, plugin: str, fn: Callable[..., Any]) -> None:
@@ -178,8 +180,11 @@ class ExtensionPoints:
 
     def plugins_at(self, point: str) -> set[str]:
         """Return the names of the enabled plugins that registered a function at `point`."""
+        return {name for tier in self._names_at(point) for name in tier}
+
+    def _names_at(self, point: str) -> list[list[str]]:
         self._tier_fns(point)
-        return {name for tier in self._names[point] for name in tier}
+        return self._names[point]
 
     def _tier_fns(self, point: str) -> list[list[Callable[..., Any]]]:
         tiered = self._tiered.get(point)
@@ -239,9 +244,37 @@ class ExtensionPoints:
         """Register a per-node score."""
         self._add("node_order", plugin, fn)
 
-    def add_batch_node_order_fn(self, plugin: str, fn: Callable[[TaskInfo, Any], Any]) -> None:
-        """Register a vectorised score: (task, node row indices) -> scores for those rows."""
+    def add_batch_node_order_fn(
+        self,
+        plugin: str,
+        fn: Callable[[TaskInfo, Any], Any],
+        row_key: Callable[[TaskInfo], Hashable | None] | None = None,
+    ) -> None:
+        """Register a vectorised score: (task, node row indices) -> scores for those rows.
+
+        `row_key(task)`, when given, returns a key such that the task's score at a node depends on that
+        key and that node's state alone, or None when it depends on more (`framework.node_scores`).
+        """
         self._add("batch_node_order", plugin, fn)
+        if row_key is None:
+            self._row_keys.pop(plugin, None)
+        else:
+            self._row_keys[plugin] = row_key
+
+    def score_key(self, task: TaskInfo) -> tuple[Hashable, ...] | None:
+        """The key of the task's summed node scores when every enabled batch score gives one for it and no
+        per-node score is registered (`framework.node_scores`); None otherwise."""
+        if self._tier_fns("node_order"):
+            return None
+        keys = []
+        for tier in self._names_at("batch_node_order"):
+            for name in tier:
+                row_key = self._row_keys.get(name)
+                key = row_key(task) if row_key is not None else None
+                if key is None:
+                    return None
+                keys.append(key)
+        return tuple(keys)
 
     def add_overused_fn(self, plugin: str, fn: Callable[[QueueInfo], bool]) -> None:
         """Register a queue-overused check."""

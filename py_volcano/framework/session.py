@@ -45,6 +45,7 @@ from py_volcano.framework.cluster_total import NodeTotals
 from py_volcano.framework.conf import PluginOption, SchedulerConf
 from py_volcano.framework.extension_points import EventHandler, ExtensionPoints, PredicateStatus
 from py_volcano.framework.memory import KeptNodes, PluginMemory
+from py_volcano.framework.node_scores import NodeScores
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.plugin import JobTaker, Plugin, Registry
 from py_volcano.framework.priority_queue import PriorityQueue
@@ -110,6 +111,8 @@ class Session(ExtensionPoints):
         kept, self.memory.nodes = self.memory.nodes, None
         self.arrays = NodeArrays(self.node_list, _scalar_names(cluster), kept.arrays if kept else None)
         self._totals = NodeTotals(self.node_list, self.arrays.stale, kept.totals if kept else None)
+        #: Per task shape, every node's summed batch score (`framework.node_scores`).
+        self.node_scores = NodeScores(self.arrays)
         #: Sum of max(allocatable, used) per node (docs/semantics.md, "Overcommitted nodes").
         self.total_resource = self._totals.total.clone()
         self.overcommitted = self._totals.overcommitted
@@ -248,7 +251,14 @@ class Session(ExtensionPoints):
         return self.arrays.fits_future_idle(task.init_resreq)
 
     def prioritize(self, task: TaskInfo, candidates: IndexArray) -> npt.NDArray[np.float64]:
-        """Return the summed node scores of every enabled plugin for the candidate rows."""
+        """Return the summed node scores of every enabled plugin for the candidate rows (kept per task
+        shape when the plugins allow: `framework.node_scores`)."""
+        key = self.score_key(task)
+        if key is None:
+            return self._score_rows(task, candidates)
+        return self.node_scores.at(key, candidates, lambda rows: self._score_rows(task, rows))
+
+    def _score_rows(self, task: TaskInfo, candidates: IndexArray) -> npt.NDArray[np.float64]:
         scores = np.zeros(len(candidates))
         for tier in self._tier_fns("batch_node_order"):
             for fn in tier:

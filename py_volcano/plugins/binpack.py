@@ -70,8 +70,17 @@ class BinpackScores:
                 capacity = arrays.allocatable[:, column].copy()
                 self.columns[name] = (column, capacity, np.where(capacity != 0, capacity, 1.0))
 
+    def row_key(self, task: TaskInfo) -> tuple[tuple[str, float], ...]:
+        """The task's weighed requests, in the order the score sums them: a node's score reads them and
+        that node alone."""
+        resources = self.weights.resources
+        return tuple((name, task.resreq.get(name)) for name in task.resreq.names() if name in resources)
+
     def score(self, task: TaskInfo, rows: IndexArray) -> FloatArray:
-        """Volcano's BinPackingScore of each candidate row (over all nodes, or the candidates when few)."""
+        """Volcano's BinPackingScore of each candidate row (over all nodes, or the candidates when few;
+        one row in plain floats)."""
+        if len(rows) == 1:
+            return np.array((self._score_one(task, int(rows[0])),))
         subset = len(rows) * 4 < self.size
         score: FloatArray = np.zeros(len(rows) if subset else self.size)
         weight_sum = 0
@@ -95,6 +104,27 @@ class BinpackScores:
         score *= MAX_NODE_SCORE * self.weights.weight
         return score if subset else score[rows]
 
+    def _score_one(self, task: TaskInfo, row: int) -> float:
+        """`score` at one row, in plain floats: the same operations in the same order."""
+        score = 0.0
+        weight_sum = 0
+        idle = self.arrays.idle[row].tolist()
+        for name in task.resreq.names():
+            weight = self.weights.resources.get(name)
+            if weight is None:
+                continue
+            weight_sum += weight
+            entry = self.columns.get(name)
+            if weight == 0 or entry is None:
+                continue
+            column, capacity, safe = entry
+            total = float(capacity[row])
+            used_finally = total - idle[column] + task.resreq.get(name)
+            score += used_finally * float(weight) / float(safe[row]) if used_finally <= total else 0.0
+        if weight_sum > 0:
+            score /= weight_sum
+        return score * (MAX_NODE_SCORE * self.weights.weight)
+
 
 class BinpackPlugin:
     """Prefer the node the task fills most."""
@@ -109,7 +139,7 @@ class BinpackPlugin:
         """Register the node score unless `binpack.weight` is 0."""
         self.scores = BinpackScores(ssn.arrays, self.args)
         if self.args.weight != 0:
-            ssn.add_batch_node_order_fn(NAME, self.scores.score)
+            ssn.add_batch_node_order_fn(NAME, self.scores.score, self.scores.row_key)
 
     def on_session_close(self, ssn: Session) -> None:
         """Drop the session state."""

@@ -19,6 +19,7 @@ import numpy as np
 
 from py_volcano.api import JobInfo, NodeInfo, TaskInfo, Toleration, match_node_selector_term
 from py_volcano.framework import Arguments, EventHandler, IndexArray, Session, SpecState
+from py_volcano.plugins.nodeorder.one_node import resource_score
 from py_volcano.plugins.nodeorder.pod_affinity import InterPodAffinity
 from py_volcano.plugins.nodeorder.resources import (
     MAX_NODE_SCORE,
@@ -198,6 +199,8 @@ class NodeOrderState:
 
     def score(self, task: TaskInfo, rows: IndexArray) -> FloatArray:
         """Return the weighted sum of every score for the candidate rows."""
+        if len(rows) == 1 and self._reads_row_alone(task):
+            return np.array((self._score_one(task, int(rows[0])),))
         weights = self.weights
         resources = self._resource_scores(task, rows)
         total = resources.astype(np.float64) if resources is not None else np.zeros(len(rows))
@@ -215,6 +218,36 @@ class NodeOrderState:
             spread = self.spread.score(task, rows)
             if spread is not None:
                 total += weights.pod_topology_spread * spread
+        return total
+
+    def row_key(self, task: TaskInfo) -> tuple[float, float, float] | None:
+        """The task's requests when its score at a node reads that node alone, else None."""
+        return quantities(task) if self._reads_row_alone(task) else None
+
+    def _reads_row_alone(self, task: TaskInfo) -> bool:
+        """No preferred node affinity, no PreferNoSchedule taint the task minds, no inter-pod affinity or
+        spread score: the scores normalised over the candidates."""
+        weights = self.weights
+        if weights.node_affinity and preferred_node_affinity(task):
+            return False
+        if weights.taint_toleration and self.taint_counts(task)[1] != 0:
+            return False
+        if weights.pod_affinity and self.pods.may_score(task):
+            return False
+        return not (weights.pod_topology_spread and task.topology_spread)
+
+    def _score_one(self, task: TaskInfo, row: int) -> float:
+        """`score` at one row for a task whose score reads that row alone, in plain floats."""
+        weights = self.weights
+        resources = resource_score(
+            self.requests,
+            row,
+            quantities(task),
+            (weights.least_requested, weights.most_requested, weights.balanced_resource),
+        )
+        total = float(resources) if resources is not None else 0.0
+        if weights.taint_toleration:
+            total += weights.taint_toleration * MAX_NODE_SCORE
         return total
 
     def _resource_scores(self, task: TaskInfo, rows: IndexArray) -> IntArray | None:
@@ -261,7 +294,7 @@ class NodeOrderPlugin:
     def on_session_open(self, ssn: Session) -> None:
         """Build the session state, register the batch node score and follow placements."""
         self.state = NodeOrderState(ssn, self.args)
-        ssn.add_batch_node_order_fn(NAME, self.state.score)
+        ssn.add_batch_node_order_fn(NAME, self.state.score, self.state.row_key)
         ssn.add_event_handler(EventHandler(allocate=self.state.allocated, deallocate=self.state.deallocated))
 
     def on_session_close(self, ssn: Session) -> None:
