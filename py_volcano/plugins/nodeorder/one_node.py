@@ -27,26 +27,39 @@ def resource_score(
     no score applies (as `NodeOrderState` sums them)."""
     least, most, balanced = weights
     cpu, memory, gpu = request
-    values = requests.allocatable.values[:, row].tolist()
-    present = [value != 0 for value in values]
+    alloc_cpu, alloc_memory, alloc_gpu = requests.allocatable.values[:, row].tolist()
     total: int | None = None
     if least or most:
         nz_cpu, nz_memory = non_zero(cpu, memory)
-        used = requests.non_zero[:, row].tolist()
-        wanted = (used[0] + nz_cpu, used[1] + nz_memory)
+        used_cpu, used_memory = requests.non_zero[:, row].tolist()
+        wanted_cpu, wanted_memory = used_cpu + nz_cpu, used_memory + nz_memory
         if least:
-            scores = [int(max(a - w, 0.0) * 100.0 / _safe(a)) for a, w in zip(values[:2], wanted, strict=True)]
-            total = _plus(total, least * _mean_of_present(scores, present[:2]))
+            score = _mean_of_present(
+                alloc_cpu,
+                alloc_memory,
+                int(max(alloc_cpu - wanted_cpu, 0.0) * 100.0 / _safe(alloc_cpu)),
+                int(max(alloc_memory - wanted_memory, 0.0) * 100.0 / _safe(alloc_memory)),
+            )
+            total = least * score
         if most:
-            scores = [int(min(w, a) * 100.0 / _safe(a)) for a, w in zip(values[:2], wanted, strict=True)]
-            total = _plus(total, most * _mean_of_present(scores, present[:2]))
+            score = _mean_of_present(
+                alloc_cpu,
+                alloc_memory,
+                int(min(wanted_cpu, alloc_cpu) * 100.0 / _safe(alloc_cpu)),
+                int(min(wanted_memory, alloc_memory) * 100.0 / _safe(alloc_memory)),
+            )
+            total = most * score if total is None else total + most * score
     if balanced and (cpu or memory or gpu):
-        count = 3 if gpu else 2
-        allocated = requests.requested[:count, row].tolist()
-        wanted_all = [a + r for a, r in zip(allocated, (cpu, memory, gpu)[:count], strict=True)]
-        with_pod = _balance(values[:count], present[:count], wanted_all)
-        without_pod = _balance(values[:count], present[:count], allocated)
-        total = _plus(total, balanced * (_HALF + (_HALF + with_pod - without_pod) // 2))
+        had_cpu, had_memory, had_gpu = requests.requested[:, row].tolist()
+        if gpu:
+            allocatable = (alloc_cpu, alloc_memory, alloc_gpu)
+            with_pod = _balance3(allocatable, (had_cpu + cpu, had_memory + memory, had_gpu + gpu))
+            without_pod = _balance3(allocatable, (had_cpu, had_memory, had_gpu))
+        else:
+            with_pod = _balance2(alloc_cpu, alloc_memory, had_cpu + cpu, had_memory + memory)
+            without_pod = _balance2(alloc_cpu, alloc_memory, had_cpu, had_memory)
+        score = _HALF + (_HALF + with_pod - without_pod) // 2
+        total = balanced * score if total is None else total + balanced * score
     return total
 
 
@@ -54,28 +67,33 @@ def _safe(value: float) -> float:
     return value if value != 0 else 1.0
 
 
-def _plus(total: int | None, more: int) -> int:
-    return more if total is None else total + more
+def _mean_of_present(alloc_cpu: float, alloc_memory: float, cpu: int, memory: int) -> int:
+    """The integer mean of the scores of the resources the node has (0 when it has neither)."""
+    if alloc_cpu != 0 and alloc_memory != 0:
+        return (cpu + memory) // 2
+    if alloc_cpu != 0:
+        return cpu
+    return memory if alloc_memory != 0 else 0
 
 
-def _mean_of_present(scores: list[int], present: list[bool]) -> int:
-    count = sum(present)
-    if count == 0:
-        return 0
-    return sum(score for score, here in zip(scores, present, strict=True) if here) // count
+def _balance2(alloc_cpu: float, alloc_memory: float, cpu: float, memory: float) -> int:
+    if alloc_cpu == 0 or alloc_memory == 0:
+        return 100
+    std = abs((min(cpu / alloc_cpu, 1.0) - min(memory / alloc_memory, 1.0)) / 2)
+    return int((1.0 - std) * 100.0)
 
 
-def _balance(values: list[float], present: list[bool], requested: list[float]) -> int:
-    fractions = [min(r / _safe(a), 1.0) for a, r in zip(values, requested, strict=True)]
-    count = sum(present)
-    if len(fractions) == 3 and count == 3:
+def _balance3(allocatable: tuple[float, float, float], requested: tuple[float, float, float]) -> int:
+    fractions = [min(r / _safe(a), 1.0) for a, r in zip(allocatable, requested, strict=True)]
+    count = sum(a != 0 for a in allocatable)
+    if count == 3:
         mean = (fractions[0] + fractions[1] + fractions[2]) / 3
         spread = 0.0
         for fraction in fractions:
             spread = spread + (fraction - mean) * (fraction - mean)
         std = math.sqrt(spread / 3)
     elif count == 2:
-        chosen = [fraction for fraction, here in zip(fractions, present, strict=True) if here]
+        chosen = [fraction for fraction, a in zip(fractions, allocatable, strict=True) if a != 0]
         std = abs((max(chosen) - min(chosen)) / 2)
     else:
         std = 0.0
