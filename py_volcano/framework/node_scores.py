@@ -7,7 +7,8 @@ over the candidates). When every batch score of the session gives a key for a ta
 is registered, tasks of one key share one score per node: the tasks of a gang, placed one after the
 other, each rescore the one node the one before changed instead of every candidate. A shape is kept
 from its second task on (the first is scored over its candidates alone, as without keys), at most
-`LIMIT` shapes at once, dropped together when full.
+`LIMIT` shapes at once, dropped together when full (the shapes seen once are forgotten likewise past
+`SEEN_LIMIT`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy.typing as npt
 
 from py_volcano.api import NodeArrays
 
-__all__ = ["LIMIT", "NodeScores"]
+__all__ = ["LIMIT", "SEEN_LIMIT", "NodeScores"]
 
 IndexArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
@@ -27,6 +28,8 @@ ScoreRows = Callable[[IndexArray], FloatArray]
 
 #: How many task shapes a session keeps scores for (each a float per node).
 LIMIT = 64
+#: How many shapes seen once a session remembers (a key each).
+SEEN_LIMIT = 4096
 
 
 class NodeScores:
@@ -54,6 +57,8 @@ class NodeScores:
                 result: FloatArray = scores[candidates]
                 return result
         elif key not in self._seen:
+            if len(self._seen) >= SEEN_LIMIT:
+                self._seen.clear()
             self._seen.add(key)
             return score(candidates)
         if len(self._kept) >= LIMIT:

@@ -118,9 +118,9 @@ class BinpackScores:
             if weight == 0 or entry is None:
                 continue
             column, capacity, safe = entry
-            total = float(capacity[row])
-            used_finally = total - idle[column] + task.resreq.get(name)
-            score += used_finally * float(weight) / float(safe[row]) if used_finally <= total else 0.0
+            held = float(capacity[row])
+            used_finally = held - idle[column] + task.resreq.get(name)
+            score += used_finally * float(weight) / float(safe[row]) if used_finally <= held else 0.0
         if weight_sum > 0:
             score /= weight_sum
         return score * (MAX_NODE_SCORE * self.weights.weight)

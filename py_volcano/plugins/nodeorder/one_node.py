@@ -1,5 +1,5 @@
 """The resource scores of one node in plain Python floats: the operations of `resources`' matrices, in the
-same order, so the result is the same to the bit (tests/unit/plugins/test_nodeorder_one_node.py).
+same order, so the result is the same to the bit (tests/unit/plugins/test_node_scores_one_row.py).
 
 A session keeping scores per task shape (`framework.node_scores`) rescores only the node the last
 placement changed; over one node numpy's cost per call is most of the work, so that node is scored here.

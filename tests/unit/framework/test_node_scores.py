@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from py_volcano.api import NodeArrays, TaskInfo
 from py_volcano.framework import open_session, parse_conf, run_cycle
-from py_volcano.framework.node_scores import LIMIT, NodeScores
+from py_volcano.framework.node_scores import LIMIT, SEEN_LIMIT, NodeScores
 from py_volcano.framework.session import Session
 from py_volcano.registry import default_registry
 from tests.builders import cluster, node, pod, pod_group, priority_class, queue
@@ -92,6 +92,20 @@ def test_at_most_limit_shapes_are_kept() -> None:
     assert len(score.asked) == asked  # the last shape is kept
     scores.at(0, every, score)
     assert len(score.asked) == asked + 1  # the first was dropped with the others when the limit was reached
+
+
+def test_shapes_seen_once_are_forgotten_past_a_limit() -> None:
+    rows = arrays(2)
+    scores, score = NodeScores(rows), Recorder()
+    one = np.array([1], dtype=np.intp)
+    for key in range(SEEN_LIMIT):
+        scores.at(key, one, score)
+    assert all(asked == [1] for asked in score.asked)
+    scores.at(SEEN_LIMIT, one, score)  # the seen set starts again with this one
+    scores.at(0, one, score)
+    assert score.asked[-1] == [1]  # shape 0 counts as first seen again: scored over its candidates
+    scores.at(SEEN_LIMIT, one, score)
+    assert score.asked[-1] == [0, 1]  # the shape seen after the reset is kept from its second task
 
 
 def _session(*objects: dict[str, Any]) -> Session:
