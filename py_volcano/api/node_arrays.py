@@ -30,6 +30,8 @@ MaskArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.intp]
 
 _INCREMENTAL_ROWS = 512
+#: Up to this many rows written since, a kept fit mask is brought up to date row by row in plain floats.
+_ROW_BY_ROW = 8
 _NO_ROWS: IntArray = np.zeros(0, dtype=np.intp)
 _NO_ROWS.flags.writeable = False
 
@@ -135,7 +137,9 @@ class NodeArrays:
         Vectors are cached per distinct request, so the tasks of a job share one. A request for a
         scalar no node has gets an extra infinite column, which fits nowhere.
         """
-        key = _shape(resreq)
+        return self._request(_shape(resreq), resreq)
+
+    def _request(self, key: tuple[object, ...], resreq: Resource) -> FloatArray:
         vector = self._requests.get(key)
         if vector is None:
             vector = np.asarray(self._row(resreq, 1.0)) - MIN_RESOURCE
@@ -174,27 +178,36 @@ class NodeArrays:
     def written_since(self, version: int) -> IntArray | None:
         """The rows written since `version` (each once), or None when more than a few hundred writes
         came since: then recomputing everything is the cheaper way."""
-        written = len(self._log) - version
-        if written > _INCREMENTAL_ROWS:
+        rows = self._written(version)
+        if rows is None:
             return None
-        if written == 0:
-            return _NO_ROWS
-        return np.fromiter(set(self._log[version:]), dtype=np.intp)
+        return np.fromiter(rows, dtype=np.intp, count=len(rows)) if rows else _NO_ROWS
+
+    def _written(self, version: int) -> set[int] | None:
+        if len(self._log) - version > _INCREMENTAL_ROWS:
+            return None
+        return set(self._log[version:])
 
     def _cached_fit(
         self, resreq: Resource, cache: dict[tuple[object, ...], tuple[int, MaskArray]], *, future: bool
     ) -> MaskArray:
         key = _shape(resreq)
-        request = self.request(resreq)
+        request = self._request(key, resreq)
         version = len(self._log)
         cached = cache.get(key)
         if cached is not None:
             seen, mask = cached
-            rows = self.written_since(seen)
-            if rows is not None:
-                if len(rows) and request.shape[0] == self.idle.shape[1]:
+            written = self._written(seen)
+            if written is not None:
+                if written and request.shape[0] == self.idle.shape[1]:
                     mask.flags.writeable = True
-                    mask[rows] = (self._available(rows, future=future) > request).all(axis=1)
+                    if len(written) <= _ROW_BY_ROW:
+                        limits = request.tolist()
+                        for row in written:
+                            mask[row] = all(a > r for a, r in zip(self._available_at(row, future), limits, strict=True))
+                    else:
+                        rows = np.fromiter(written, dtype=np.intp, count=len(written))
+                        mask[rows] = (self._available(rows, future=future) > request).all(axis=1)
                     mask.flags.writeable = False
                     cache[key] = (version, mask)
                 return mask
@@ -202,6 +215,14 @@ class NodeArrays:
         mask.flags.writeable = False
         cache[key] = (version, mask)
         return mask
+
+    def _available_at(self, row: int, future: bool) -> list[float]:
+        """`_available` of one row in plain floats, the same operations in the same order."""
+        idle: list[float] = self.idle[row].tolist()
+        if not future:
+            return idle
+        releasing, pipelined = self.releasing[row].tolist(), self.pipelined[row].tolist()
+        return [i + r - p for i, r, p in zip(idle, releasing, pipelined, strict=True)]
 
     def fits(self, request: FloatArray, available: FloatArray) -> MaskArray:
         """Return, per node, whether a `request()` vector <= `available` in every dimension (tolerance 0.1)."""
