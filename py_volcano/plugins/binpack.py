@@ -76,13 +76,11 @@ class BinpackScores:
         resources = self.weights.resources
         return tuple((name, task.resreq.get(name)) for name in task.resreq.names() if name in resources)
 
-    def score(self, task: TaskInfo, rows: IndexArray) -> FloatArray:
-        """Volcano's BinPackingScore of each candidate row (over all nodes, or the candidates when few;
-        one row in plain floats)."""
-        if len(rows) == 1:
-            return np.array((self._score_one(task, int(rows[0])),))
-        subset = len(rows) * 4 < self.size
-        score: FloatArray = np.zeros(len(rows) if subset else self.size)
+    def _terms(self, task: TaskInfo) -> tuple[list[tuple[float, float, int, FloatArray, FloatArray]], int]:
+        """The terms of the task's score in the order it sums them, (request, weight, column, capacity,
+        safe divisor) for each weighed resource the nodes have, and the sum of the weights of every
+        weighed resource it requests (one the nodes lack still counts)."""
+        terms = []
         weight_sum = 0
         for name in task.resreq.names():
             weight = self.weights.resources.get(name)
@@ -90,37 +88,41 @@ class BinpackScores:
                 continue
             weight_sum += weight
             entry = self.columns.get(name)
-            if weight == 0 or entry is None:
-                continue
-            column, capacity, safe = entry
+            if weight != 0 and entry is not None:
+                column, capacity, safe = entry
+                terms.append((task.resreq.get(name), float(weight), column, capacity, safe))
+        return terms, weight_sum
+
+    def score(self, task: TaskInfo, rows: IndexArray) -> FloatArray:
+        """Volcano's BinPackingScore of each candidate row (over all nodes, or the candidates when few;
+        one row in plain floats)."""
+        terms, weight_sum = self._terms(task)
+        if len(rows) == 1:
+            return np.array((self._score_one(terms, weight_sum, int(rows[0])),))
+        subset = len(rows) * 4 < self.size
+        score: FloatArray = np.zeros(len(rows) if subset else self.size)
+        for request, weight, column, capacity, safe in terms:
             if subset:
                 capacity, safe, idle = capacity[rows], safe[rows], self.arrays.idle[rows, column]
             else:
                 idle = self.arrays.idle[:, column]
-            used_finally = capacity - idle + task.resreq.get(name)
-            score += np.where(used_finally <= capacity, used_finally * float(weight) / safe, 0.0)
+            used_finally = capacity - idle + request
+            score += np.where(used_finally <= capacity, used_finally * weight / safe, 0.0)
         if weight_sum > 0:
             score /= weight_sum
         score *= MAX_NODE_SCORE * self.weights.weight
         return score if subset else score[rows]
 
-    def _score_one(self, task: TaskInfo, row: int) -> float:
+    def _score_one(
+        self, terms: list[tuple[float, float, int, FloatArray, FloatArray]], weight_sum: int, row: int
+    ) -> float:
         """`score` at one row, in plain floats: the same operations in the same order."""
         score = 0.0
-        weight_sum = 0
         idle = self.arrays.idle[row].tolist()
-        for name in task.resreq.names():
-            weight = self.weights.resources.get(name)
-            if weight is None:
-                continue
-            weight_sum += weight
-            entry = self.columns.get(name)
-            if weight == 0 or entry is None:
-                continue
-            column, capacity, safe = entry
+        for request, weight, column, capacity, safe in terms:
             held = float(capacity[row])
-            used_finally = held - idle[column] + task.resreq.get(name)
-            score += used_finally * float(weight) / float(safe[row]) if used_finally <= held else 0.0
+            used_finally = held - idle[column] + request
+            score += used_finally * weight / float(safe[row]) if used_finally <= held else 0.0
         if weight_sum > 0:
             score /= weight_sum
         return score * (MAX_NODE_SCORE * self.weights.weight)

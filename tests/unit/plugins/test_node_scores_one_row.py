@@ -50,25 +50,12 @@ def clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], str]:
                 scalars={GPU: gpus} if gpus is not None else None,
             )
         )
-    for i in range(draw(st.integers(0, 8))):
-        objects.append(
-            _pod(
-                f"run-{i}",
-                draw(st.sampled_from(REQUEST_CPUS)),
-                draw(st.sampled_from(REQUEST_MEMORIES)),
-                draw(st.integers(0, 3)),
-                node_name=f"n{draw(st.integers(0, count - 1))}",
-            )
-        )
-    for i in range(draw(st.integers(1, 4))):
-        objects.append(
-            _pod(
-                f"new-{i}",
-                draw(st.sampled_from(REQUEST_CPUS)),
-                draw(st.sampled_from(REQUEST_MEMORIES)),
-                draw(st.integers(0, 2)),
-            )
-        )
+    placed = [f"n{draw(st.integers(0, count - 1))}" for _ in range(draw(st.integers(0, 8)))]
+    pending = draw(st.integers(1, 4))
+    for i, where in enumerate([*placed, *[""] * pending]):
+        cpu, memory = draw(st.sampled_from(REQUEST_CPUS)), draw(st.sampled_from(REQUEST_MEMORIES))
+        name = f"run-{i}" if where else f"new-{i}"
+        objects.append(_pod(name, cpu, memory, draw(st.integers(0, 3 if where else 2)), node_name=where))
     weights = {
         "leastrequested.weight": draw(st.integers(0, 3)),
         "mostrequested.weight": draw(st.integers(0, 3)),
