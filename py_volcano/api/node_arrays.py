@@ -193,28 +193,31 @@ class NodeArrays:
     ) -> MaskArray:
         key = _shape(resreq)
         request = self._request(key, resreq)
-        version = len(self._log)
         cached = cache.get(key)
         if cached is not None:
             seen, mask = cached
             written = self._written(seen)
             if written is not None:
                 if written and request.shape[0] == self.idle.shape[1]:
-                    mask.flags.writeable = True
-                    if len(written) <= _ROW_BY_ROW:
-                        limits = request.tolist()
-                        for row in written:
-                            mask[row] = all(a > r for a, r in zip(self._available_at(row, future), limits, strict=True))
-                    else:
-                        rows = np.fromiter(written, dtype=np.intp, count=len(written))
-                        mask[rows] = (self._available(rows, future=future) > request).all(axis=1)
-                    mask.flags.writeable = False
-                    cache[key] = (version, mask)
+                    self._refit(mask, written, request, future=future)
+                    cache[key] = (self.version, mask)
                 return mask
         mask = self.fits(request, self._available(slice(None), future=future))
         mask.flags.writeable = False
-        cache[key] = (version, mask)
+        cache[key] = (self.version, mask)
         return mask
+
+    def _refit(self, mask: MaskArray, rows: set[int], request: FloatArray, *, future: bool) -> None:
+        """Test `rows` of a kept fit mask again: one by one in plain floats when few, else vectorised."""
+        mask.flags.writeable = True
+        if len(rows) <= _ROW_BY_ROW:
+            limits = request.tolist()
+            for row in rows:
+                mask[row] = all(a > r for a, r in zip(self._available_at(row, future), limits, strict=True))
+        else:
+            indices = np.fromiter(rows, dtype=np.intp, count=len(rows))
+            mask[indices] = (self._available(indices, future=future) > request).all(axis=1)
+        mask.flags.writeable = False
 
     def _available_at(self, row: int, future: bool) -> list[float]:
         """`_available` of one row in plain floats, the same operations in the same order."""
