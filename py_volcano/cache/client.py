@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import ssl
 import time
+import weakref
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any, Self, TypeVar
@@ -36,6 +38,8 @@ E = TypeVar("E", bound=ApiError)
 
 #: How often a credentials refresh hook (rotating service-account token, exec plugin) is re-run, seconds.
 _REFRESH_EVERY = 60.0
+#: How long closing a client waits for its connections' sockets to close (a TLS shutdown's exchange).
+_CLOSE_GRACE = 1.0
 
 
 @dataclass(slots=True)
@@ -180,13 +184,16 @@ class ApiClient:
         """Use `connect`; this constructor must run inside the event loop that will use the client."""
         self.credentials = credentials
         self.concurrency = concurrency
-        connector = aiohttp.TCPConnector(limit=concurrency, ssl=credentials.ssl_context())
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        connector = aiohttp.TCPConnector(
+            limit=concurrency, ssl=credentials.ssl_context(), socket_factory=self._open_socket
+        )
         self._session = aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=timeout, connect=min(timeout, 10.0)),
         )
         self._streams = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0, ssl=credentials.ssl_context()),
+            connector=aiohttp.TCPConnector(limit=0, ssl=credentials.ssl_context(), socket_factory=self._open_socket),
             timeout=aiohttp.ClientTimeout(total=None, connect=min(timeout, 10.0)),
         )
         self._semaphore = asyncio.Semaphore(concurrency)
@@ -285,13 +292,24 @@ class ApiClient:
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
             raise ApiError(f"GET {path} (watch): stream broken: {type(exc).__name__}: {exc}", status=None) from exc
 
+    def _open_socket(self, addr_info: tuple[int, int, int, str, tuple[Any, ...]]) -> socket.socket:
+        """Open a connection's socket (aiohttp's `socket_factory`), noted so `close` can wait for it."""
+        family, kind, proto, _, _ = addr_info
+        sock = socket.socket(family=family, type=kind, proto=proto)
+        self._sockets.add(sock)
+        return sock
+
     async def close(self) -> None:
-        """Close the connection pools; requests and streams in flight fail."""
+        """Close the connection pools; requests and streams in flight fail. Returns once every socket the
+        client opened is closed (at most `_CLOSE_GRACE` seconds)."""
         await self._session.close()
         await self._streams.close()
-        # aiohttp's "Graceful Shutdown": the sockets close a loop iteration later; without it a loop ended
-        # right after (asyncio.run) leaves "unclosed transport" ResourceWarnings for the collector to raise.
-        await asyncio.sleep(0)
+        # A transport closes its socket turns of the loop later; a TLS connection closed earlier (a stream
+        # left mid-response) only after its shutdown exchange. A loop ended before (asyncio.run) leaves
+        # "unclosed transport" ResourceWarnings for the collector to raise in whatever runs then.
+        deadline = time.monotonic() + _CLOSE_GRACE
+        while any(sock.fileno() != -1 for sock in self._sockets) and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
 
     async def __aenter__(self) -> ApiClient:
         return self
