@@ -52,11 +52,10 @@ def whole(job: JobInfo) -> bool:
 
 def whole_resource(resource: Resource) -> bool:
     """Whether every dimension of `resource` is a whole number."""
-    return (
-        resource.milli_cpu.is_integer()
-        and resource.memory.is_integer()
-        and all(value.is_integer() for value in resource.scalars.values())
-    )
+    if not (resource.milli_cpu.is_integer() and resource.memory.is_integer()):
+        return False
+    scalars = resource.scalars
+    return not scalars or all(value.is_integer() for value in scalars.values())
 
 
 def settles(job: JobInfo, entry: BuiltJob, token: object, queues: Mapping[QueueID, object]) -> bool:

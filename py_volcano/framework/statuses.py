@@ -87,22 +87,27 @@ def pod_group_conditions(*, unschedulable: str, reason: str, placed: bool) -> tu
     return ()
 
 
-def _phase(job: JobInfo, *, running: int, ready: bool) -> PodGroupPhase:
-    """Volcano's getPodGroupPhase, at the end of the cycle (docs/semantics.md, "PodGroup phases")."""
-    releasing = sum(1 for task in job.tasks_with(TaskStatus.RELEASING) if task.node_name)
-    scheduled = sum(job.count(status) for status in _SCHEDULED) + releasing
-    if running > 0 and not ready and not _ready_but_releasing(job, releasing, scheduled):
+def _phase(job: JobInfo, counts: Mapping[TaskStatus, int], *, ready: bool) -> PodGroupPhase:
+    """Volcano's getPodGroupPhase, at the end of the cycle (docs/semantics.md, "PodGroup phases"); `counts`
+    are the job's tasks per status."""
+    releasing = (
+        sum(1 for task in job.tasks_with(TaskStatus.RELEASING) if task.node_name)
+        if TaskStatus.RELEASING in counts
+        else 0
+    )
+    scheduled = sum(counts.get(status, 0) for status in _SCHEDULED) + releasing
+    if counts.get(TaskStatus.RUNNING) and not ready and not _ready_but_releasing(job, counts, releasing, scheduled):
         return PodGroupPhase.UNKNOWN
     if scheduled >= job.min_available and job.tasks:
-        completed = job.count(TaskStatus.SUCCEEDED) + job.count(TaskStatus.FAILED)
+        completed = counts.get(TaskStatus.SUCCEEDED, 0) + counts.get(TaskStatus.FAILED, 0)
         return PodGroupPhase.COMPLETED if scheduled == completed else PodGroupPhase.RUNNING
     return job.phase if job.phase is PodGroupPhase.INQUEUE else PodGroupPhase.PENDING
 
 
-def _ready_but_releasing(job: JobInfo, releasing: int, scheduled: int) -> bool:
+def _ready_but_releasing(job: JobInfo, counts: Mapping[TaskStatus, int], releasing: int, scheduled: int) -> bool:
     """Volcano's gang skips the Unschedulable condition of a job whose placed tasks (`scheduled`, its
     `releasing` terminating ones included) reach minMember while nothing of it waits."""
-    if not releasing or job.count(TaskStatus.PENDING) or job.count(TaskStatus.PIPELINED):
+    if not releasing or counts.get(TaskStatus.PENDING) or counts.get(TaskStatus.PIPELINED):
         return False
     return scheduled >= job.min_available
 
@@ -112,18 +117,18 @@ def pod_group_status(job: JobInfo, *, ready: bool, bound: bool) -> PodGroupStatu
 
     `ready` is the plugins' job-ready verdict, `bound` whether the cycle bound any of its tasks.
     """
-    running = job.count(TaskStatus.RUNNING)
-    phase = _phase(job, running=running, ready=ready)
-    pending = len(job.tasks) - job.ready_task_num() - job.waiting_task_num()
-    message = _unschedulable_message(job)
+    counts = {status: len(bucket) for status, bucket in job.task_status_index.items()}
+    phase = _phase(job, counts, ready=ready)
+    pending = len(job.tasks) - job.ready_task_num() - counts.get(TaskStatus.PIPELINED, 0)
+    message = _unschedulable_message(job) if job.fit_errors or job.job_fit_error else ""
     placed = phase is PodGroupPhase.RUNNING or (bound and _is_gang_ready(job))
     reason = _unschedulable_reason(job) if message and not placed else NOT_ENOUGH_RESOURCES
     spec = job.pod_group
     return PodGroupStatus(
         phase=phase,
-        running=running,
-        succeeded=job.count(TaskStatus.SUCCEEDED),
-        failed=job.count(TaskStatus.FAILED),
+        running=counts.get(TaskStatus.RUNNING, 0),
+        succeeded=counts.get(TaskStatus.SUCCEEDED, 0),
+        failed=counts.get(TaskStatus.FAILED, 0),
         pending=max(pending, 0),
         unschedulable=message,
         queue=str(job.queue),

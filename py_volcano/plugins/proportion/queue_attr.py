@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 _INF = float("inf")
+_NOTHING = Resource()  # read only: what a job without minResources holds back
 _ALLOCATED = (TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING)
 
 
@@ -154,17 +155,19 @@ class JobSums:
         self.request = Resource()
         if not _add_tasks(job, self.allocated, self.request):  # the same additions: one object for both
             self.request = self.allocated
-        self.inqueue = _unless_empty(_reserved(job))
-        self.elastic = _unless_empty(job.allocated.exceeded_part(job.min_resources or Resource()))
+        self.inqueue = _unless_empty(_reserved(job)) if job.min_resources is not None else None
+        self.elastic = _unless_empty(job.allocated.exceeded_part(job.min_resources or _NOTHING))
         self.whole = self._integral()
         """Whether every figure is a whole number: then adding the sums equals adding task by task (in
         any order, below 2**53), and a queue may count the job through them."""
 
     def _integral(self) -> bool:
-        return all(
-            whole_resource(resource)
-            for resource in (self.allocated, self.request, self.inqueue, self.elastic)
-            if resource is not None
+        request, inqueue, elastic = self.request, self.inqueue, self.elastic
+        return (
+            whole_resource(self.allocated)
+            and (request is self.allocated or whole_resource(request))
+            and (inqueue is None or whole_resource(inqueue))
+            and (elastic is None or whole_resource(elastic))
         )
 
 
