@@ -18,6 +18,7 @@ from py_volcano.framework import run_cycle
 from py_volcano.metrics import Metrics, serve
 from py_volcano.registry import default_registry, load_conf
 from tests import builders as b
+from tests.ports import free_port
 
 from .deploy import operations_doc
 
@@ -451,13 +452,6 @@ def test_every_metric_the_dashboard_queries_is_exported() -> None:
     assert len(queried) > 40, "the dashboard queries the queue, job and latency metrics"
     exported = {name for name, _ in samples(observed())}
     assert queried - exported == set()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 async def get(session: aiohttp.ClientSession, url: str) -> tuple[int, str, str]:

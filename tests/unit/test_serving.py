@@ -19,6 +19,7 @@ from py_volcano.errors import ApiError, ConfigError
 from py_volcano.metrics import Metrics, serve
 from py_volcano.serving import TlsFiles, self_signed, serve_secure, tls_context
 from py_volcano.settings import Settings
+from tests.ports import free_port
 
 READER = User(name="system:serviceaccount:mon:prom")
 STRANGER = User(name="system:serviceaccount:mon:other")
@@ -39,12 +40,6 @@ class FakeReviewer:
     async def authorize(self, user: User, *, path: str, verb: str) -> Decision:
         self.asked.append((user.name, path, verb))
         return Decision(allowed=user is READER)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def serving(

@@ -5,7 +5,6 @@ batch stops sending once the API server is found unreachable."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -17,6 +16,7 @@ from py_volcano.api import TaskInfo
 from py_volcano.cache.binder import ApplyReport, Binder, DecisionStream
 from py_volcano.cache.client import ApiClient, Credentials
 from py_volcano.cache.store import NODES, POD_GROUPS, PODS, Store
+from tests.ports import free_port
 from tests.unit.cache.test_store import idle_cpu, node, pod, reconcile
 
 #: An answer of the fake API server: (status, body), or None for no answer within the client's timeout.
@@ -45,13 +45,6 @@ def store(clock: list[float]) -> Store:
 
 def status(code: int, message: str = "") -> Answer:
     return code, {"kind": "Status", "code": code, "message": message or f"HTTP {code} from the fake"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 #: How a test hands the binds to the binder; the default submits them in one batch.

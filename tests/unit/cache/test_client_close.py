@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import socket
 import threading
 import time
 import warnings
@@ -22,12 +21,7 @@ from aiohttp import web
 
 from py_volcano.cache.client import ApiClient, Credentials
 from py_volcano.serving import tls_context
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.ports import free_port
 
 
 async def watch(request: web.Request) -> web.StreamResponse:

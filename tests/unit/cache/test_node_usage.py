@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import Callable, MutableMapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +18,7 @@ from py_volcano.api import MetricsConf, NodeUsage
 from py_volcano.cache.node_usage import NodeUsagePoller, QueryError, cpu_query, memory_query, sample_value
 from py_volcano.cache.store import NODES, Store
 from tests.builders import node
+from tests.ports import free_port
 
 ANSWERS = Path(__file__).parent / "prometheus_answers"
 STAMP = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
@@ -72,12 +72,6 @@ def store_with(*names: str) -> Store:
     for name in names:
         store.apply_event(NODES, "ADDED", {**node(name=name), "metadata": {"name": name, "resourceVersion": "1"}})
     return store
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def serve(answers: Callable[[str], web.Response]) -> tuple[web.AppRunner, str]:
