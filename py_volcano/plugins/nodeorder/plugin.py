@@ -157,7 +157,7 @@ class NodeOrderState:
         nodes = self.nodes = ssn.node_list
         statics = ssn.memory.recall(_STATICS, SpecState).take(nodes, None, lambda: NodeStatics(nodes))
         self.requests = NodeRequests(nodes, ssn.memory.recall(NAME, NodeSums), statics.allocatable)
-        self.pods = InterPodAffinity(nodes)
+        self.pods = InterPodAffinity(nodes, self.requests.rows)
         self.spread = SpreadScores(nodes, self.pods)
         self._affinity = statics.affinity
         self._taints = statics.taints

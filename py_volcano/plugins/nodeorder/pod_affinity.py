@@ -130,10 +130,11 @@ class InterPodAffinity:
         "rows",
     )
 
-    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+    def __init__(self, nodes: Sequence[NodeInfo], rows: Mapping[str, int] | None = None) -> None:
+        """`rows`: each node's index in `nodes` by name, when the caller has it."""
         self.domains = Domains(nodes)
         self.nodes = nodes
-        self.rows = {node.name: row for row, node in enumerate(nodes)}
+        self.rows = rows if rows is not None else {node.name: row for row, node in enumerate(nodes)}
         self._placed: dict[TaskID, tuple[int, bool]] = {}
         self._groups: dict[str, dict[GroupKey, PodGroupOfLabels]] = {}
         self._weighted: dict[object, _Term] = {}

@@ -172,26 +172,34 @@ def allocatable_of(nodes: Sequence[NodeInfo]) -> Allocatable:
 
 class NodeSums:
     """Per node, what its pods request (cpu, memory, gpu, then non-zero cpu and memory), kept from one
-    session to the next: a node is summed again only when it is another object or its tasks changed
-    (`NodeInfo.version`)."""
+    session to the next: while the nodes are as many as before, a row is summed again only when its
+    node is another object or its tasks changed (`NodeInfo.version`), the others are kept as they are."""
 
-    __slots__ = ("nodes",)
+    __slots__ = ("_nodes", "_rows", "_sums")
 
     def __init__(self) -> None:
-        self.nodes: dict[str, tuple[NodeInfo, int, list[float]]] = {}
+        self._nodes: list[tuple[NodeInfo, int]] = []
+        self._rows: dict[str, int] = {}
+        self._sums: FloatArray = np.zeros((0, 5))
 
-    def take(self, nodes: Sequence[NodeInfo]) -> list[list[float]]:
-        """Return the sums of `nodes`, in order, and keep them for the next session."""
-        kept, fresh = self.nodes, {}
-        sums = []
-        for node in nodes:
-            entry = kept.get(node.name)
-            if entry is None or entry[0] is not node or entry[1] != node.version:
-                entry = (node, node.version, _sum_requests(node))
-            fresh[node.name] = entry
-            sums.append(entry[2])
-        self.nodes = fresh
-        return sums
+    def take(self, nodes: Sequence[NodeInfo]) -> tuple[dict[str, int], FloatArray]:
+        """Return each node's row by name and the sums of `nodes`, one row a node in order, and keep
+        them for the next session; the caller must not write either."""
+        last = self._nodes
+        taken = [(node, node.version) for node in nodes]
+        stale: Sequence[int]
+        if len(taken) == len(last):
+            stale = [row for row, (now, was) in enumerate(zip(taken, last, strict=True)) if now != was]
+            sums = self._sums.copy() if stale else self._sums
+            renamed = any(nodes[row].name != last[row][0].name for row in stale)
+        else:
+            stale, sums, renamed = range(len(taken)), np.empty((len(taken), 5)), True
+        for row in stale:
+            sums[row] = _sum_requests(nodes[row])
+        self._nodes, self._sums = taken, sums
+        if renamed:
+            self._rows = {node.name: row for row, node in enumerate(nodes)}
+        return self._rows, sums
 
 
 def _sum_requests(node: NodeInfo) -> list[float]:
@@ -221,13 +229,10 @@ class NodeRequests:
     ) -> None:
         """`kept` (the plugin memory's) hands on the sums of nodes no session changed since it took them,
         `allocatable` the nodes' `allocatable_of` when their specs are those it was taken from."""
-        count = len(nodes)
-        self.rows = {node.name: row for row, node in enumerate(nodes)}
+        self.rows, sums = (kept if kept is not None else NodeSums()).take(nodes)
         self.allocatable = allocatable if allocatable is not None else allocatable_of(nodes)
-        sums = (kept if kept is not None else NodeSums()).take(nodes)
-        by_column = np.array(sums, dtype=np.float64).reshape(count, 5).T
-        self.requested: FloatArray = by_column[:3].copy()
-        self.non_zero: FloatArray = by_column[3:].copy()
+        self.requested: FloatArray = sums[:, :3].T.copy()
+        self.non_zero: FloatArray = sums[:, 3:].T.copy()
 
     def _account(self, task: TaskInfo, row: int, sign: float) -> None:
         cpu, memory, gpu = quantities(task)
