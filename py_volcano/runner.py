@@ -85,11 +85,6 @@ _SPARE_CONNECTIONS = 8
 #: with the default every tenth middle collection scanned all of them again: 17% of the process's time in
 #: the 10,000-pod burst at 5,000 nodes (docs/performance.md, "The collector's threshold").
 _GC_YOUNG_THRESHOLD = 50_000
-#: Up to this many arrivals the fast path places on the event loop itself: handing a few pods to a
-#: worker thread cost more CPU than placing them (~0.2 ms a hop against ~0.4 ms a pod at 5,000 nodes,
-#: docs/performance.md, "Arrivals placed on the event loop"), and the loop is held no longer than a
-#: snapshot holds it. More go to a thread, so that the watches and binds go on meanwhile.
-_INLINE_ARRIVALS = 16
 
 EXIT_FAILED = 1
 EXIT_INVALID = 2
@@ -504,10 +499,7 @@ class Runner:
         session.on_binds, placed = stream.put, len(session.binds)
         try:
             with collector_paused():
-                if len(jobs) <= _INLINE_ARRIVALS:
-                    left = place_arrivals(session, jobs)
-                else:
-                    left = await asyncio.to_thread(place_arrivals, session, jobs)
+                left = await asyncio.to_thread(place_arrivals, session, jobs)
         except Exception as exc:  # as a failed cycle: logged, the arrivals left to the next cycle
             log.exception("fast_path_failed", reason=f"{type(exc).__name__}: {exc}")
             left = jobs

@@ -201,58 +201,6 @@ def test_a_fast_path_that_raises_is_logged_and_leaves_its_arrivals_to_the_next_c
     assert "plugin bug in the fast path" in str(logs[0]["reason"])
 
 
-@pytest.mark.parametrize(("arrivals", "on_the_loop"), [(1, True), (16, True), (17, False)])
-def test_a_few_arrivals_are_placed_on_the_event_loop_and_more_on_a_thread(
-    arrivals: int, on_the_loop: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Up to 16 arrivals the fast path runs on the event loop's thread (a hop to a worker costs more than
-    placing them), beyond on a worker thread; either way every arrival is placed and its bind sent."""
-    import threading
-
-    from py_volcano.cache import ApiClient, Credentials
-    from py_volcano.cache.store import NODES, PODS
-    from py_volcano.framework import run_cycle
-    from py_volcano.runner import Runner
-    from py_volcano.settings import LeaderSettings, Settings
-    from tests.unit.cache.test_store import node, pod
-
-    threads: list[int] = []
-
-    def recorded(*args: Any) -> Any:
-        threads.append(threading.get_ident())
-        return place(*args)
-
-    from py_volcano.actions.arrivals import place_arrivals as place
-    sent: list[str] = []
-
-    async def scenario() -> tuple[Runner, int]:
-        client = ApiClient(Credentials(server="http://127.0.0.1:9"))
-        try:
-            alone = Settings(leader=LeaderSettings(enabled=False))
-            runner = Runner(alone, client, ConfFile(None, default_registry()), registry=default_registry())
-            runner.store.apply_event(NODES, "ADDED", node("n1", rv=1))
-            keep = functools.partial(runner._keep, outside=runner.store.outside_changes)
-            run_cycle(runner.store.snapshot(), runner.conf.current(), default_registry(), keep=keep)
-            for index in range(arrivals):
-                runner.store.apply_event(PODS, "ADDED", pod(f"arrival-{index}", rv=2 + index, cpu="10m"))
-
-            def submit(binds: Any, evictions: Any, report: Any) -> asyncio.Task[Any]:
-                sent.extend(task.name for task, _ in binds)
-                return asyncio.create_task(asyncio.sleep(0, report))
-
-            monkeypatch.setattr(runner.binder, "submit", submit)
-            await runner._place_arrivals()
-            return runner, threading.get_ident()
-        finally:
-            await client.close()
-
-    monkeypatch.setattr("py_volcano.runner.place_arrivals", recorded)
-    _, loop_thread = asyncio.run(scenario())
-    assert (threads == [loop_thread]) is on_the_loop
-    assert len(threads) == 1
-    assert sorted(sent) == sorted(f"arrival-{index}" for index in range(arrivals))
-
-
 def test_unsupported_names_are_logged_as_errors_at_load_and_at_every_reload(tmp_path: Path) -> None:
     """An action or plugin py-volcano lacks is skipped and the rest runs; each is an error log line when the
     file loads and again when a changed file is reloaded, and the listener (the metrics) sees every load."""
