@@ -13,13 +13,17 @@ version), and the raw bind ceiling of the API server.
   scheduler's default `--bind-concurrency`, round-robin over the nodes. Its rate is binds / (last answer
   - first request): what the API server accepts when nothing else is done.
 
-Ratios: py-volcano / kube-scheduler on `pods_per_s` (first creation to last bind, both sides alike), and
+* `null` (with `--null`): the null scheduler of `bench all` (`bench.null_scheduler`: binds each pod
+  round-robin as soon as it is seen), on the same creation and watch.
+
+Ratios: py-volcano / kube-scheduler on `pods_per_s` (first creation to last bind, both sides alike),
 py-volcano / ceiling, both on `pods_per_s` (the strict one, creation included on the scheduler's side)
-and on the scheduler's bind window (first to last bind seen).
+and on the scheduler's bind window (first to last bind seen), and with `--null` py-volcano / the null
+scheduler (`e2e_over_null`, as `bench all` reports it).
 
 Between phases every pod is deleted (by collection, gracePeriodSeconds 0; kwok finishes the deletions).
 
-Usage: python -m bench.side_by_side [--nodes 1000] [--pods 10000] [--repeat 1] [--quick] [--json]
+Usage: python -m bench.side_by_side [--nodes 1000] [--pods 10000] [--repeat 1] [--null] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -174,38 +178,54 @@ async def null_phase(cluster: BenchCluster, *, pods: int) -> dict[str, Any]:
     return figures
 
 
-def ratios(volcano: dict[str, Any], kube: dict[str, Any] | None, ceiling: dict[str, Any] | None) -> dict[str, Any]:
-    """Return py-volcano / kube-scheduler and py-volcano / ceiling."""
-    return {
+def ratios(
+    volcano: dict[str, Any],
+    kube: dict[str, Any] | None,
+    ceiling: dict[str, Any] | None,
+    null: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return py-volcano / kube-scheduler and py-volcano / ceiling, and / the null scheduler when it ran."""
+    out = {
         "volcano_over_kube_scheduler": ratio(volcano.get("pods_per_s"), (kube or {}).get("pods_per_s")),
         "volcano_over_ceiling": ratio(volcano.get("pods_per_s"), (ceiling or {}).get("pods_per_s")),
         "volcano_bind_window_over_ceiling": ratio(volcano.get("bind_window_per_s"), (ceiling or {}).get("pods_per_s")),
     }
+    if null is not None:
+        out["e2e_over_null"] = ratio(volcano.get("pods_per_s"), null.get("pods_per_s"))
+    return out
 
 
-async def compare(cluster: BenchCluster, *, pods: int, repeat: int, qps: int) -> dict[str, Any]:
-    """Run the three phases `repeat` times, interleaved; return medians, every run and the ratios."""
+async def compare(cluster: BenchCluster, *, pods: int, repeat: int, qps: int, null: bool = False) -> dict[str, Any]:
+    """Run the phases (the null scheduler's too with `null`) `repeat` times, interleaved; return medians,
+    every run and the ratios."""
     runs: dict[str, list[dict[str, Any]]] = {"py-volcano": [], "kube-scheduler": [], "ceiling": []}
+    if null:
+        runs["null"] = []
     for _ in range(repeat):
         runs["py-volcano"].append(await volcano_phase(cluster, name="single", pods=pods))
         runs["kube-scheduler"].append(await kube_scheduler_phase(cluster, pods=pods, qps=qps))
         runs["ceiling"].append(await ceiling_phase(cluster, pods=pods))
+        if null:
+            runs["null"].append(await null_phase(cluster, pods=pods))
     medians = {name: median_of(records) | {"all": records} for name, records in runs.items()}
     out = {"nodes": len(cluster.nodes), **medians}
-    out["ratios"] = ratios(medians["py-volcano"], medians["kube-scheduler"], medians["ceiling"])
+    out["ratios"] = ratios(medians["py-volcano"], medians["kube-scheduler"], medians["ceiling"], medians.get("null"))
     return out
 
 
 def print_comparison(result: dict[str, Any]) -> None:
-    """Print the three phases and the ratios."""
-    print_table([table_row(result[name]) for name in ("py-volcano", "kube-scheduler", "ceiling")], COLUMNS)
+    """Print the phases and the ratios."""
+    names = [name for name in ("py-volcano", "kube-scheduler", "ceiling", "null") if name in result]
+    print_table([table_row(result[name]) for name in names], COLUMNS)
     for key, value in result["ratios"].items():
         print(f"{key}: {value}")
     print(flush=True)
 
 
-async def run(*, nodes: tuple[int, ...], pods: int, repeat: int, qps: int, lease_seconds: int) -> dict[str, Any]:
-    """Start a plane, and at each node count compare the three; return the report."""
+async def run(
+    *, nodes: tuple[int, ...], pods: int, repeat: int, qps: int, lease_seconds: int, null: bool = False
+) -> dict[str, Any]:
+    """Start a plane, and at each node count compare the schedulers; return the report."""
     cluster = BenchCluster(lease_seconds=lease_seconds)
     report: dict[str, Any] = {"machine": machine(), "code": code_version(), "load_average_start": load_average()}
     report["comparisons"] = []
@@ -213,7 +233,7 @@ async def run(*, nodes: tuple[int, ...], pods: int, repeat: int, qps: int, lease
         report["control_plane_start_s"] = round(await cluster.start(), 1)
         for count in nodes:
             report[f"nodes_{count}"] = await cluster.scale_nodes(count)
-            result = await compare(cluster, pods=pods, repeat=repeat, qps=qps)
+            result = await compare(cluster, pods=pods, repeat=repeat, qps=qps, null=null)
             print_comparison(result)
             report["comparisons"].append(result)
     finally:
@@ -233,12 +253,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--lease-seconds", type=int, default=1200, help="kwok node Lease duration (40: default cluster)"
     )
+    parser.add_argument("--null", action="store_true", help="the null scheduler too (e2e_over_null)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     nodes = tuple(int(n) for n in args.nodes.split(",")) if args.nodes else ((1000,) if args.quick else (1000, 5000))
     pods = args.pods or (2000 if args.quick else 10_000)
     report = asyncio.run(
-        run(nodes=nodes, pods=pods, repeat=args.repeat, qps=args.kube_scheduler_qps, lease_seconds=args.lease_seconds)
+        run(
+            nodes=nodes,
+            pods=pods,
+            repeat=args.repeat,
+            qps=args.kube_scheduler_qps,
+            lease_seconds=args.lease_seconds,
+            null=args.null,
+        )
     )
     if args.json:
         print(json.dumps(report))
