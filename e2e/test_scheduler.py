@@ -149,7 +149,11 @@ def test_a_node_filled_by_a_running_pod_is_never_overcommitted(
 
     placed = _nodes_of(rest, namespace)
     assert sorted(placed[f"p-{i}"] for i in range(3)) == ["", free, free]
-    assert sum(line["binds"] for line in process.events("cycle_done")) == 2
+    cycles = process.events("cycle_done")
+    assert sum(line["binds"] for line in cycles) == 2
+    # Each cycle's CPU: the worker's within the cycle's wall time, and some spent (the snapshot's too).
+    assert all(0 <= line["cycle_cpu_ms"] <= line["duration_ms"] + 0.01 for line in cycles), cycles
+    assert min(line["cycle_cpu_ms"] for line in cycles) > 0 and min(line["snapshot_cpu_ms"] for line in cycles) > 0
     assert process.events("scheduler_stopped")
 
 
