@@ -28,7 +28,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import structlog
 
@@ -77,6 +77,7 @@ __all__ = ["ConfFile", "Runner", "run"]
 
 log = structlog.get_logger(__name__)
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 #: Connections beyond `--bind-concurrency` for Lease, status and LIST traffic, so a burst of binds
@@ -708,7 +709,7 @@ class Runner:
             log.error("default_queue_create_failed", queue=DEFAULT_QUEUE, status=status, reason=str(answer)[:300])
 
 
-def _thread_cpu(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> tuple[T, float]:
+def _thread_cpu(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> tuple[T, float]:
     """Call `fn`; return its result and the CPU seconds this thread spent in it (a cycle's wall time also
     holds the waits for the interpreter lock while the event loop reads watches and sends binds)."""
     began = time.thread_time()
