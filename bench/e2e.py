@@ -108,6 +108,50 @@ async def cpu_meter(
     out["wall_s"] = round(wall, 1)
 
 
+async def cpu_cores(pids: dict[str, int], *, seconds: float) -> dict[str, float]:
+    """Return the cores each of `pids` kept busy over the next `seconds`."""
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    await asyncio.sleep(seconds)
+    return {name: round((cpu_seconds(pid) - before[name]) / seconds, 2) for name, pid in pids.items()}
+
+
+class CpuTimeline:
+    """The CPU seconds each of `pids` had used, sampled every `interval` while entered (monotonic clock)."""
+
+    def __init__(self, pids: dict[str, int], interval: float = 0.25) -> None:
+        self.pids, self.interval = pids, interval
+        self.samples: list[tuple[float, dict[str, float]]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> CpuTimeline:
+        self._task = asyncio.create_task(self._run())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._sample()
+
+    async def _run(self) -> None:
+        while True:
+            self._sample()
+            await asyncio.sleep(self.interval)
+
+    def _sample(self) -> None:
+        self.samples.append((time.monotonic(), {name: cpu_seconds(pid) for name, pid in self.pids.items()}))
+
+    def between(self, start: float, end: float) -> dict[str, float]:
+        """CPU seconds each process used from the last sample at or before `start` to the first at or
+        after `end` (so within `interval` of the span on each side)."""
+        first = max((s for s in self.samples if s[0] <= start), default=self.samples[0], key=lambda s: s[0])
+        last = min((s for s in self.samples if s[0] >= end), default=self.samples[-1], key=lambda s: s[0])
+        return {name: round(last[1][name] - first[1][name], 1) for name in last[1]} | {
+            "wall": round(last[0] - first[0], 1)
+        }
+
+
 def summarise(result: WatchResult, created: dict[str, float], total: int) -> dict[str, Any]:
     """Turn what the watch saw into a phase's figures."""
     bound = len(result.bound)
@@ -262,7 +306,8 @@ async def restart_phase(cluster: BenchCluster, *, total: int, pending: int) -> d
         ]
         created = await cluster.create_all(path, bound_bodies)
         figures["create_bound_s"] = created["seconds"]
-        await asyncio.sleep(5)  # let the running scheduler's watch catch up before reading its memory
+        # let the running scheduler's watch catch up before reading its memory; how busy the plane still is
+        figures["plane_cores_after_create"] = await cpu_cores(cluster.plane.pids(), seconds=5.0)
         figures["rss_before_restart_mib"] = first.memory_mib().get("VmHWM")
     finally:
         await first.stop()
@@ -271,16 +316,23 @@ async def restart_phase(cluster: BenchCluster, *, total: int, pending: int) -> d
     ]
     await cluster.create_all(path, pending_bodies)
     figures["load_average"] = load_average()
+    plane = cluster.plane.pids()
     async with PodWatch(cluster.kubeconfig, namespace, expect=pending, selector="bench=pending") as watch:
         proc = PyVolcano(
             cluster.kubeconfig, cluster.work_dir / "py-volcano-logs", name=f"restarted-{secrets.token_hex(2)}"
         )
+        timeline = CpuTimeline(plane | {"py-volcano": proc.pid})
         try:
-            figures["ready_s"] = round(await proc.wait_ready(), 2)
-            result = await watch.result()
+            async with timeline:
+                figures["ready_s"] = round(await proc.wait_ready(), 2)
+                result = await watch.result()
             if result.bound:
-                figures["first_bind_s"] = round(min(result.bound.values()) - proc.started, 2)
+                first_bind = min(result.bound.values())
+                figures["first_bind_s"] = round(first_bind - proc.started, 2)
                 figures["last_bind_s"] = round(max(result.bound.values()) - proc.started, 2)
+                ready = proc.started + figures["ready_s"]
+                figures["cpu_s_to_ready"] = timeline.between(proc.started, ready)
+                figures["cpu_s_ready_to_first_bind"] = timeline.between(ready, first_bind)
             figures["bound"] = len(result.bound)
             figures["volcano"] = {k: v for k, v in (await proc.metrics()).items() if k != "latency_buckets"}
             figures["rss_mib"] = proc.memory_mib().get("VmHWM")
