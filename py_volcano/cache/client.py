@@ -27,6 +27,7 @@ from typing import Any, Self, TypeVar
 import aiohttp
 import structlog
 
+from py_volcano.cache.json_codec import loads
 from py_volcano.cache.watch_json import loads_event
 from py_volcano.errors import ApiError, ConfigError
 
@@ -322,6 +323,6 @@ def _parse(raw: bytes) -> Any:
     if not raw:
         return None
     try:
-        return json.loads(raw)
+        return loads(raw)
     except ValueError:
         return raw.decode(errors="replace")

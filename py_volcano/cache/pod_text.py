@@ -8,9 +8,10 @@ have the same one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, TypeGuard
+
+from py_volcano.cache.json_codec import dumps
 
 __all__ = ["encode_pod"]
 
@@ -28,8 +29,6 @@ _CONTAINER_KEYS = ("name", "resources", "ports", "restartPolicy")
 #: Spec fields nothing reads that differ between the pods of one template: the service account token's
 #: volume (its name is random) and the hostname a StatefulSet or a Volcano Job gives each pod.
 _DROPPED_SPEC = frozenset({"volumes", "hostname"})
-#: Compact JSON; a value JSON cannot hold (no API server sends one) as its text.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str, check_circular=False)
 _ABSENT = object()
 
 
@@ -79,14 +78,10 @@ def encode_pod(obj: Mapping[str, Any]) -> tuple[bytes, bytes | None]:
     spec = trimmed.pop("spec")
     if not isinstance(spec, dict):
         trimmed["spec"] = spec
-        return _text(trimmed), None
+        return dumps(trimmed), None
     node = spec.pop("nodeName", _ABSENT)
-    template = _text(spec)
+    template = dumps(spec)
     spec_text = template
     if node is not _ABSENT:
-        spec_text = b'%b%b"nodeName":%b}' % (template[:-1], b"," if len(template) > 2 else b"", _text(node))
-    return b'%b,"spec":%b}' % (_text(trimmed)[:-1], spec_text), template
-
-
-def _text(value: Any) -> bytes:
-    return _ENCODER.encode(value).encode()
+        spec_text = b'%b%b"nodeName":%b}' % (template[:-1], b"," if len(template) > 2 else b"", dumps(node))
+    return b'%b,"spec":%b}' % (dumps(trimmed)[:-1], spec_text), template

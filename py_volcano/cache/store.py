@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import json
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -64,6 +63,7 @@ from py_volcano.api import (
     whole_resource,
 )
 from py_volcano.cache.backlog_jobs import BacklogKeeper
+from py_volcano.cache.json_codec import loads
 from py_volcano.cache.pod_order import PodOrder, Since
 from py_volcano.cache.pod_text import encode_pod
 from py_volcano.cache.shown import Shown
@@ -180,7 +180,7 @@ class Record:
 
     def manifest(self) -> dict[str, Any] | None:
         """Return the trimmed manifest decoded, or None when none is kept (not a pod)."""
-        return json.loads(self.raw) if self.raw is not None else None
+        return loads(self.raw) if self.raw is not None else None
 
 
 @dataclass(slots=True)

@@ -13,8 +13,9 @@ is decoded whole: a field after managedFields, a `]` in one of its strings, an o
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from py_volcano.cache.json_codec import loads
 
 __all__ = ["loads_event"]
 
@@ -29,5 +30,5 @@ def loads_event(line: bytes) -> Any:
     if start >= 0:
         close = line.find(b"]", start + len(_START))
         if close >= 0 and line.startswith(_AFTER, close + 1):
-            return json.loads(line[:start] + line[close + 1 :])
-    return json.loads(line)
+            return loads(line[:start] + line[close + 1 :])
+    return loads(line)

@@ -77,13 +77,14 @@ def test_the_bottom_layers_forbid_every_other_module() -> None:
 
 def test_the_simulator_loads_no_io_module() -> None:
     """Importing the simulator (which feeds the cache's Store) loads neither the cache's IO modules nor
-    the Kubernetes clients: only the store and its pure-memory backlog, pod order, pod text and shown copies."""
+    the Kubernetes clients: only the store and its pure-memory backlog, pod order, pod text, JSON codec and
+    shown copies."""
     probe = (
         "import sys, py_volcano.simulation; "
         "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('kopf', 'kubernetes', 'aiohttp') "
         "or (m.startswith('py_volcano.cache.') and m not in ('py_volcano.cache.store', "
         "'py_volcano.cache.backlog_jobs', 'py_volcano.cache.pod_order', 'py_volcano.cache.pod_text', "
-        "'py_volcano.cache.shown')))))"
+        "'py_volcano.cache.json_codec', 'py_volcano.cache.shown')))))"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
