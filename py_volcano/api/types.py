@@ -37,6 +37,10 @@ class TaskStatus(Enum):
     FAILED = "Failed"
     UNKNOWN = "Unknown"
 
+    #: Members are singletons compared by identity, so the identity hash agrees with equality; Enum's own
+    #: hashes the name in Python, and a cycle looks statuses up millions of times (indexes, sets).
+    __hash__ = object.__hash__
+
 
 _ALLOCATED = frozenset({TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED})
 _PREEMPTABLE = frozenset({TaskStatus.BOUND, TaskStatus.RUNNING})
@@ -70,6 +74,8 @@ class PodGroupPhase(Enum):
     RUNNING = "Running"
     UNKNOWN = "Unknown"
     COMPLETED = "Completed"
+
+    __hash__ = object.__hash__  # as TaskStatus's
 
 
 class QueueState(Enum):
