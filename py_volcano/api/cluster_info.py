@@ -268,8 +268,7 @@ class ClusterInfo:
             uid=parsed.uid,
             shadow=True,
         )
-        job = self._add_job(spec)
-        job.priority = task.priority
+        job = self.jobs[spec.key] = JobInfo(spec, priority=task.priority)  # the pod's priority, not its class's
         if job.queue not in self.queues:
             self.warnings.append(
                 f"Pod {task.key}: field metadata.annotations[scheduling.volcano.sh/queue-name]: "
