@@ -173,6 +173,13 @@ def parse_timestamp(value: object) -> float | None:
     """Return an RFC 3339 timestamp as epoch seconds, or None when absent or unreadable."""
     if not isinstance(value, str) or not value:
         return None
+    return _epoch_seconds(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _epoch_seconds(value: str) -> float | None:
+    """`parse_timestamp` of a string, kept: pods created in the same second share their timestamps, and a
+    listing reads two a pod (creation, PodScheduled)."""
     try:
         return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
     except ValueError:
