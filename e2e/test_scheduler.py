@@ -50,6 +50,11 @@ def _bound(rest: Rest, namespace: str, name: str) -> bool:
     return bool(_nodes_of(rest, namespace).get(name))
 
 
+def _exposes(instance: Scheduler, pattern: re.Pattern[str]) -> bool:
+    """Whether the instance's /metrics page has a line `pattern` matches."""
+    return pattern.search(instance.metrics()) is not None
+
+
 def _in_queue(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
     manifest["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": name}
     return manifest
@@ -562,6 +567,11 @@ def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_
             objects += [_in_queue(limited, manifest) for manifest in queued]
             _create_all(rest, objects)
             wait_for("all pods bound", lambda: all(_nodes_of(rest, namespace).values()), timeout=90)
+            # Each instance counts the other's binds once their echoes reach its watch: until then it may
+            # still place a pod of the queue (an instance cannot count a bind it has not seen).
+            full = re.compile(rf'^volcano_queue_allocated_milli_cpu\{{queue_name="{limited}"\}} 3000\.0$', re.M)
+            for instance in (first, second):
+                wait_for("the queue counted full", functools.partial(_exposes, instance, full), timeout=30)
             # the queue is full (6 x 500m = its capability): more of its pods wait in both shards
             late = [pod(f"late-{i}", namespace, scheduler=scheduler_name, cpu="500m") for i in range(2)]
             _create_all(rest, [_in_queue(limited, manifest) for manifest in late])
