@@ -225,8 +225,11 @@ class ClusterInfo:
         default = next((pc for pc in self.priority_classes.values() if pc.global_default), None)
         return default.value if default else 0
 
-    def _add_job(self, spec: PodGroupSpec) -> JobInfo:
-        job = JobInfo(spec, priority=self._job_priority(spec.priority_class_name))
+    def _add_job(self, spec: PodGroupSpec, priority: int | None = None) -> JobInfo:
+        """Add the job of `spec` with `priority`, by default its priority class's (a one-pod group's is its pod's)."""
+        if priority is None:
+            priority = self._job_priority(spec.priority_class_name)
+        job = JobInfo(spec, priority=priority)
         self.jobs[job.uid] = job
         if job.queue not in self.queues and not spec.shadow:
             self.warnings.append(
@@ -268,7 +271,7 @@ class ClusterInfo:
             uid=parsed.uid,
             shadow=True,
         )
-        job = self.jobs[spec.key] = JobInfo(spec, priority=task.priority)  # the pod's priority, not its class's
+        job = self._add_job(spec, task.priority)
         if job.queue not in self.queues:
             self.warnings.append(
                 f"Pod {task.key}: field metadata.annotations[scheduling.volcano.sh/queue-name]: "
