@@ -46,6 +46,7 @@ __all__ = [
     "WatchResult",
     "code_version",
     "cpu_seconds",
+    "http_status",
     "load_average",
     "machine",
     "memory_mib",
@@ -731,7 +732,7 @@ class PyVolcano(Subprocess):
             if self.proc.poll() is not None:
                 raise RuntimeError(f"py-volcano exited {self.proc.returncode}: {self.tail()}")
             try:
-                status = await asyncio.to_thread(_http_status, url)
+                status = await asyncio.to_thread(http_status, url)
             except OSError:
                 status = 0
             if status == 200:
@@ -745,9 +746,10 @@ class PyVolcano(Subprocess):
         return await asyncio.to_thread(scrape, self.port)
 
 
-def _http_status(url: str) -> int:
+def http_status(url: str, *, timeout: float = 5.0) -> int:
+    """The HTTP status `url` answers with (urllib's error for a refused connection or no answer)."""
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
             return int(response.status)
     except urllib.error.HTTPError as exc:
         return int(exc.code)

@@ -13,7 +13,8 @@ and once, at the largest node count:
 * `restart`: `--restart-pods` pods in the cluster, all but `--restart-pending` of them created bound
   (`spec.nodeName`) while a scheduler runs; the scheduler is stopped, the pending pods are created, and a
   fresh `py-volcano run` starts: time from its spawn to /readyz, to the first bind seen and to the last;
-  its peak RSS (VmHWM) with everything cached.
+  the longest its /healthz kept a caller waiting meanwhile (asked every 0.25 s: how long its event loop
+  was held); its peak RSS (VmHWM) with everything cached.
 
 Figures of a scheduling phase (the clock is the benchmark's; creation and binds as a watch in a separate
 process saw them):
@@ -51,6 +52,7 @@ from bench.cluster import (
     WatchResult,
     code_version,
     cpu_seconds,
+    http_status,
     load_average,
     machine,
     percentile,
@@ -150,6 +152,42 @@ class CpuTimeline:
         return {name: round(last[1][name] - first[1][name], 1) for name in last[1]} | {
             "wall": round(last[0] - first[0], 1)
         }
+
+
+class ProbeWaits:
+    """How long py-volcano's /healthz kept a caller waiting, asked every `interval` while entered (one
+    request at a time: an event loop held for 10 s shows as one answer 10 s late)."""
+
+    def __init__(self, port: int, interval: float = 0.25) -> None:
+        self.url, self.interval = f"http://127.0.0.1:{port}/healthz", interval
+        self.waits: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> ProbeWaits:
+        self._task = asyncio.create_task(self._run())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def _run(self) -> None:
+        while True:
+            began = time.monotonic()
+            try:
+                await asyncio.to_thread(http_status, self.url, timeout=120.0)
+            except OSError as exc:  # refused: not listening yet; else no answer within the timeout
+                if isinstance(getattr(exc, "reason", exc), ConnectionRefusedError):
+                    await asyncio.sleep(self.interval)
+                    continue
+            self.waits.append(time.monotonic() - began)
+            await asyncio.sleep(self.interval)
+
+    def longest(self) -> float | None:
+        """The longest wait for an answer, seconds (None: never answered)."""
+        return round(max(self.waits), 2) if self.waits else None
 
 
 def summarise(result: WatchResult, created: dict[str, float], total: int) -> dict[str, Any]:
@@ -321,11 +359,12 @@ async def restart_phase(cluster: BenchCluster, *, total: int, pending: int) -> d
         proc = PyVolcano(
             cluster.kubeconfig, cluster.work_dir / "py-volcano-logs", name=f"restarted-{secrets.token_hex(2)}"
         )
-        timeline = CpuTimeline(plane | {"py-volcano": proc.pid})
+        timeline, probes = CpuTimeline(plane | {"py-volcano": proc.pid}), ProbeWaits(proc.port)
         try:
-            async with timeline:
+            async with timeline, probes:
                 figures["ready_s"] = round(await proc.wait_ready(), 2)
                 result = await watch.result()
+            figures["healthz_longest_wait_s"] = probes.longest()
             if result.bound:
                 first_bind = min(result.bound.values())
                 figures["first_bind_s"] = round(first_bind - proc.started, 2)
@@ -381,6 +420,7 @@ def print_restart(record: dict[str, Any]) -> None:
             ("ready_s", "ready s"),
             ("first_bind_s", "first bind s"),
             ("last_bind_s", "last bind s"),
+            ("healthz_longest_wait_s", "healthz wait s"),
             ("rss_before_restart_mib", "RSS before MiB"),
             ("rss_mib", "RSS MiB"),
         ),
