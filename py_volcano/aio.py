@@ -7,8 +7,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
-__all__ = ["wait_any", "wait_or_stop"]
+__all__ = ["in_thread", "wait_any", "wait_or_stop"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+async def in_thread(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run `fn` in a worker thread and return what it returns; when the caller is cancelled, the
+    cancellation waits for `fn` to end (a thread cannot be stopped, and what it reads may change once
+    the caller unwinds)."""
+    work = asyncio.ensure_future(asyncio.to_thread(fn, *args, **kwargs))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        await asyncio.wait({work})
+        raise
 
 
 async def wait_or_stop(stop: asyncio.Event, seconds: float) -> bool:

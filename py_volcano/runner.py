@@ -33,7 +33,7 @@ from typing import Any, ParamSpec, TypeVar
 import structlog
 
 from py_volcano.actions.arrivals import place_arrivals
-from py_volcano.aio import wait_any
+from py_volcano.aio import in_thread, wait_any
 from py_volcano.api import DEFAULT_QUEUE, HARD_SHARDING, CycleResult, JobID, PodGroupPhase
 from py_volcano.cache import (
     INFORMED_KINDS,
@@ -557,9 +557,14 @@ class Runner:
         keep = functools.partial(self._keep, outside=self.store.outside_changes) if self._fast_path() else None
         with collector_paused():
             sharing = shares_backlog(conf)  # docs/semantics.md, "Backoff of unschedulable jobs", "Settled jobs"
-            snapshot, snapshot_cpu = _thread_cpu(
-                self.store.snapshot, backlog=skip if sharing else frozenset(), token=conf, settle=sharing
-            )
+            with self.store.held():  # the loop goes on meanwhile: watches are read, probes answered
+                snapshot, snapshot_cpu = await in_thread(
+                    _thread_cpu,
+                    self.store.snapshot,
+                    backlog=skip if sharing else frozenset(),
+                    token=conf,
+                    settle=sharing,
+                )
             settled, nodes = len(snapshot.settled), len(snapshot.nodes)
             jobs = len(snapshot.jobs) + settled  # settled jobs are in the snapshot, out of the session
             began = time.perf_counter()

@@ -153,11 +153,12 @@ class NodeUsagePoller:
                 log.error("node_usage_poll_timed_out", address=conf.address, seconds=POLL_TIMEOUT, nodes=len(names))
                 return
         stamp = self.clock()
-        self.store.node_usage = {
-            name: NodeUsage(cpu=cpu, memory=memory, metrics_time=stamp)
-            for name, (cpu, memory) in zip(names, answers, strict=True)
-        }
-        self.store.touch()
+        self.store.set_node_usage(
+            {
+                name: NodeUsage(cpu=cpu, memory=memory, metrics_time=stamp)
+                for name, (cpu, memory) in zip(names, answers, strict=True)
+            }
+        )
         if failures:
             log.error(
                 "node_usage_query_failed",

@@ -48,7 +48,7 @@ class NodeShardPoller:
         self.period = period
         """Seconds between two reads of the NodeShard."""
         if store.shard_nodes is None:
-            store.shard_nodes = frozenset()
+            store.set_shard_nodes(frozenset())
 
     async def run(self, stop: asyncio.Event) -> None:
         """Read the NodeShard every `period` seconds until `stop` is set; failures are logged, never raised."""
@@ -79,7 +79,7 @@ class NodeShardPoller:
         peers = tuple(sorted(named))
         if peers != self.store.shard_peers:
             log.info("node_shards_listed", node_shards=list(peers))
-            self.store.shard_peers = peers
+            self.store.set_shard_peers(peers)
         own = named.get(self.name)
         if own is None:
             if self.store.shard_nodes:
@@ -96,8 +96,7 @@ class NodeShardPoller:
     def _set(self, nodes: frozenset[str]) -> None:
         if nodes != self.store.shard_nodes:
             log.info("node_shard_changed", node_shard=self.name, nodes=len(nodes))
-            self.store.shard_nodes = nodes
-            self.store.touch()
+            self.store.set_shard_nodes(nodes)
 
 
 class PendingShares:

@@ -14,12 +14,13 @@ grow with every write, as they are on every etcd-backed API server; an unreadabl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Concatenate, ParamSpec, Protocol
 
 import structlog
 
@@ -72,6 +73,21 @@ from py_volcano.errors import ObjectError
 __all__ = ["HYPER_NODES", "KINDS", "NUMATOPOLOGIES", "Changes", "Kind", "Listing", "PodGrouping", "Store"]
 
 log = structlog.get_logger(__name__)
+
+P = ParamSpec("P")
+
+
+def _held_back(method: Callable[Concatenate[Store, P], None]) -> Callable[Concatenate[Store, P], None]:
+    """Make a change of the store wait while the store is held (`Store.held`)."""
+
+    @functools.wraps(method)
+    def change(store: Store, /, *args: P.args, **kwargs: P.kwargs) -> None:
+        if store.held_changes is None:
+            method(store, *args, **kwargs)
+        else:
+            store.held_changes.append(functools.partial(method, store, *args, **kwargs))
+
+    return change
 
 
 @dataclass(slots=True, frozen=True)
@@ -255,6 +271,37 @@ class Store:
         self.shard_peers: tuple[str, ...] = ()
         """Every NodeShard's name, sorted, written by the shard poller: the instances sharing the pending jobs."""
         self._hyper_nodes: HyperNodeTopology | None = None  # resolved anew once HyperNodes or nodes change
+        #: While the store is held (`held`), the changes that came meanwhile, to run when it ends.
+        self.held_changes: list[Callable[[], None]] | None = None
+
+    # Holding changes --------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold every change for the block: watch events, listings, binds and evictions sent or settled,
+        node usage and shards wait, then run when it ends in the order they came, as if they had come
+        after it. A snapshot taken meanwhile in another thread (`Runner.cycle`) reads the store as it
+        was when the hold began, while the event loop goes on reading watches and answering probes."""
+        if self.held_changes is not None:
+            raise RuntimeError("the store is held already")
+        self.held_changes = []
+        try:
+            yield
+        finally:
+            changes, self.held_changes = self.held_changes, None
+            for change in changes:
+                try:
+                    change()
+                except Exception:  # as if it had failed when it came; the changes after it still run
+                    name = getattr(getattr(change, "func", change), "__qualname__", repr(change))
+                    log.exception("held_change_failed", change=name)
+
+    def run_or_hold(self, change: Callable[[], None]) -> None:
+        """Run `change` now, or when the hold ends while the store is held."""
+        if self.held_changes is None:
+            change()
+        else:
+            self.held_changes.append(change)
 
     # Watch events and listings --------------------------------------------------------------------
 
@@ -263,6 +310,7 @@ class Store:
         """Return whether every kind's first LIST is in."""
         return len(self.synced) == len(KINDS)
 
+    @_held_back
     def apply_event(self, kind: Kind, event_type: str | None, obj: Mapping[str, Any]) -> None:
         """Apply one watch event (`ADDED`, `MODIFIED`, `DELETED`, or None for kopf's initial listing).
 
@@ -282,6 +330,23 @@ class Store:
             self._drop(kind, key)
         elif current is None or version >= current.version:
             self._put(kind, key, obj, version, uid)
+
+    @_held_back
+    def set_node_usage(self, usage: dict[str, NodeUsage]) -> None:
+        """Take every node's measured load (the metrics poller's: cache/node_usage.py)."""
+        self.node_usage = usage
+        self.touch()
+
+    @_held_back
+    def set_shard_nodes(self, nodes: frozenset[str]) -> None:
+        """Take the nodes of this instance's NodeShard (the shard poller's: cache/shards.py)."""
+        self.shard_nodes = nodes
+        self.touch()
+
+    @_held_back
+    def set_shard_peers(self, peers: tuple[str, ...]) -> None:
+        """Take the name of every NodeShard (the shard poller's)."""
+        self.shard_peers = peers
 
     def listing(self, kind: Kind, *, started: float) -> Listing:
         """Begin reconciling `kind` with a full LIST sent at `started`; feed it pages as they come."""
@@ -554,6 +619,7 @@ class Store:
         if record is not None and record.spec is not None:
             self.dirty.add(record.spec.job_id)
 
+    @_held_back
     def assume(self, key: str, node: str, annotations: Mapping[str, str] | None = None) -> None:
         """Hold pod `key` on `node` (with the `annotations` its bind writes) from now on, until the watch
         shows it bound or the bind fails."""
@@ -561,6 +627,7 @@ class Store:
         self._dirty_pod(key)
         self.touch()
 
+    @_held_back
     def bind_settled(self, key: str, *, ok: bool | None) -> None:
         """Record the end of the bind call: keep the assumption on success, roll it back on a refusal.
 
@@ -579,12 +646,14 @@ class Store:
             pending.settled, pending.unanswered = self.clock(), ok is None
             self.changed.set()
 
+    @_held_back
     def mark_releasing(self, key: str) -> None:
         """Treat pod `key` as Releasing from now on, until it vanishes or the eviction fails."""
         self.releasing[key] = Pending(started=self.clock())
         self._dirty_pod(key)
         self.touch()
 
+    @_held_back
     def eviction_settled(self, key: str, *, ok: bool | None) -> None:
         """Record the end of the eviction call; unmark the pod when refused (`ok` None: as for binds)."""
         pending = self.releasing.get(key)
@@ -607,6 +676,7 @@ class Store:
             for pending in (*self.assumed.values(), *self.releasing.values())
         )
 
+    @_held_back
     def record_phases(self, phases: Mapping[JobID, tuple[PodGroupPhase, bool]]) -> None:
         """Keep the PodGroup phases a cycle decided (`job -> (phase, shadow)`) for the next snapshots."""
         groups = self.records[POD_GROUPS.name]
@@ -910,7 +980,10 @@ class Listing:
         self.listed: set[str] = set()
 
     def add(self, items: Iterable[Mapping[str, Any]]) -> None:
-        """Take one page of listed objects."""
+        """Take one page of listed objects (when the store's hold ends, while it is held)."""
+        self.store.run_or_hold(functools.partial(self._add, list(items)))
+
+    def _add(self, items: list[Mapping[str, Any]]) -> None:
         store, kind = self.store, self.kind
         records = store.records[kind.name]
         tombstones = store.tombstones[kind.name]
@@ -929,7 +1002,11 @@ class Listing:
             store._put(kind, key, obj, obj_version, str((obj.get("metadata") or {}).get("uid") or ""))
 
     def finish(self, *, version: int) -> None:
-        """End the LIST taken at resourceVersion `version`: drop ghosts, settle overlays, mark synced."""
+        """End the LIST taken at resourceVersion `version`: drop ghosts, settle overlays, mark synced (when
+        the store's hold ends, while it is held)."""
+        self.store.run_or_hold(functools.partial(self._finish, version))
+
+    def _finish(self, version: int) -> None:
         store, kind = self.store, self.kind
         records = store.records[kind.name]
         for key in [key for key, record in records.items() if key not in self.listed and record.version <= version]:

@@ -1,10 +1,14 @@
-"""The asyncio helpers of the IO edge: waits that end early and leave no waiter behind."""
+"""The asyncio helpers of the IO edge: waits that end early and leave no waiter behind, work in a thread."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
-from py_volcano.aio import wait_any, wait_or_stop
+import pytest
+
+from py_volcano.aio import in_thread, wait_any, wait_or_stop
 
 
 def test_wait_or_stop_says_whether_stop_was_set() -> None:
@@ -35,3 +39,27 @@ def test_wait_any_ends_on_the_first_event_and_cancels_the_other_waiters() -> Non
 
     waited, left = asyncio.run(scenario())
     assert waited < 1 and left == 0
+
+
+def test_in_thread_returns_what_the_function_returns() -> None:
+    assert asyncio.run(in_thread(sum, (1, 2, 3), start=4)) == 10
+
+
+def test_a_cancelled_caller_of_in_thread_waits_for_its_thread() -> None:
+    """The cancellation comes back only once the thread is done (the store's hold ends after it)."""
+
+    ended = threading.Event()
+
+    def slow() -> None:
+        time.sleep(0.2)
+        ended.set()
+
+    async def caller() -> None:
+        task = asyncio.ensure_future(in_thread(slow))
+        await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert ended.is_set()  # the cancellation came back only once the thread was done
+
+    asyncio.run(caller())

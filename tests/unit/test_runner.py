@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import time
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -260,3 +261,44 @@ def test_the_binds_committed_before_a_cycle_fails_are_seen_through(tmp_path: Pat
 
     outcome, tried = asyncio.run(scenario(tmp_path))
     assert outcome is None and tried == {"default/p"}
+
+
+def test_a_cycle_takes_its_snapshot_off_the_event_loop_with_the_store_held() -> None:
+    """While the snapshot is taken (in a worker thread) the loop goes on: a watch event that comes then
+    waits in the store's hold, out of that snapshot, and is in the store once the snapshot is taken."""
+    from py_volcano.cache import ApiClient, Credentials
+    from py_volcano.cache.store import NODES, PODS
+    from py_volcano.runner import Runner
+    from py_volcano.settings import Settings
+    from tests.unit.cache.test_store import node, pod
+
+    async def scenario() -> tuple[list[bool], set[str], set[str]]:
+        client = ApiClient(Credentials(server="http://127.0.0.1:9"))
+        try:
+            runner = Runner(Settings(), client, ConfFile(None, default_registry()), registry=default_registry())
+            store, loop = runner.store, asyncio.get_running_loop()
+            store.apply_event(NODES, "ADDED", node("n1", rv=1))
+            store.apply_event(PODS, "ADDED", pod("before", rv=2, node="n1", phase="Running"))
+            taken, seen = store.snapshot, []
+
+            def slow_snapshot(**kwargs: Any) -> Any:
+                seen.append(store.held_changes is not None)
+                time.sleep(0.3)  # the event below comes meanwhile
+                return taken(**kwargs)
+
+            def event() -> None:
+                seen.append(True)  # the loop ran while the snapshot was being taken
+                store.apply_event(PODS, "ADDED", pod("during", rv=3, node="n1", phase="Running"))
+
+            store.snapshot = slow_snapshot  # type: ignore[method-assign]
+            loop.call_later(0.1, event)
+            with capture_logs():
+                result, _ = await runner.cycle(0)
+            return seen, set(result.pod_groups), set(store.records[PODS.name])
+        finally:
+            await client.close()
+
+    seen, decided, stored = asyncio.run(scenario())
+    assert seen == [True, True]
+    assert decided == {"ns/podgroup-uid-before"}  # the event that came during the snapshot is not in it
+    assert stored == {"ns/before", "ns/during"}
