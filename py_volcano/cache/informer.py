@@ -126,6 +126,7 @@ async def _follow(stream: AsyncIterator[tuple[int, Any]], store: Store, kind: Ki
                 raise _Expired()
             raise api_failure(ApiError, f"watch {kind.plural}", status=obj.get("code"), body=obj)
         if event_type != "BOOKMARK":
+            await store.released()
             store.apply_event(kind, event_type, obj)
         version = resource_version(obj) or version
     return version

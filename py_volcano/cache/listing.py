@@ -87,6 +87,7 @@ async def relist(client: ApiClient, store: Store, kind: Kind, *, page_size: int)
     with collector_paused():  # what a LIST brings lives on: collections would scan it again and again
         try:
             async for items, listed_at in list_pages(client, kind, page_size=page_size):
+                await store.released()
                 listing.add(items)
                 version = listed_at
         except ApiError as exc:
@@ -147,6 +148,7 @@ async def _initial_events(stream: Watched, listing: Listing, *, batch: int) -> i
         if kind_of_event == "ADDED":
             objects.append(obj)
             if len(objects) >= batch:
+                await listing.store.released()
                 listing.add(objects)
                 objects = []
         elif ((obj.get("metadata") or {}).get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":

@@ -273,6 +273,9 @@ class Store:
         self._hyper_nodes: HyperNodeTopology | None = None  # resolved anew once HyperNodes or nodes change
         #: While the store is held (`held`), the changes that came meanwhile, to run when it ends.
         self.held_changes: list[Callable[[], None]] | None = None
+        #: Set while the store is not held: a watch that can wait stops reading meanwhile (`released`).
+        self._not_held = asyncio.Event()
+        self._not_held.set()
 
     # Holding changes --------------------------------------------------------------------------------
 
@@ -285,16 +288,25 @@ class Store:
         if self.held_changes is not None:
             raise RuntimeError("the store is held already")
         self.held_changes = []
+        self._not_held.clear()
         try:
             yield
         finally:
             changes, self.held_changes = self.held_changes, None
+            self._not_held.set()
             for change in changes:
                 try:
                     change()
                 except Exception:  # as if it had failed when it came; the changes after it still run
                     name = getattr(getattr(change, "func", change), "__qualname__", repr(change))
                     log.exception("held_change_failed", change=name)
+
+    async def released(self) -> None:
+        """Return once the store is not held: the pod and node watches wait here rather than read events
+        only to hold them, so a snapshot in another thread shares the interpreter with nothing but the
+        probes (the events wait in the connection meanwhile, as they would behind a busy event loop)."""
+        if self.held_changes is not None:
+            await self._not_held.wait()
 
     def run_or_hold(self, change: Callable[[], None]) -> None:
         """Run `change` now, or when the hold ends while the store is held."""

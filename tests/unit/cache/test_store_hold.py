@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -167,3 +167,28 @@ def test_a_hold_is_not_taken_twice() -> None:
     with store.held(), pytest.raises(RuntimeError, match="held already"), store.held():
         pass
     assert store.held_changes is None
+
+
+def test_the_pod_watch_stops_reading_while_the_store_is_held() -> None:
+    """The informer waits for the hold to end before it applies (and reads on past) an event: the events
+    wait in the stream, none is read only to be held."""
+    from py_volcano.cache.informer import _follow
+
+    store = _fresh([100.0])
+    read: list[str] = []
+
+    async def stream() -> AsyncIterator[tuple[int, Any]]:
+        for name, rv in (("a", 10), ("b", 11)):
+            read.append(name)
+            yield 200, {"type": "ADDED", "object": pod(name, rv=rv)}
+
+    async def scenario() -> tuple[list[str], list[str], int]:
+        with store.held():
+            following = asyncio.ensure_future(_follow(stream(), store, PODS, 1))
+            await asyncio.sleep(0.05)
+            during = (list(read), sorted(store.records[PODS.name]), len(store.held_changes or ()))
+        version = await following
+        assert sorted(store.records[PODS.name]) == ["ns/a", "ns/b"] and version == 11
+        return during
+
+    assert asyncio.run(scenario()) == (["a"], [], 0)
