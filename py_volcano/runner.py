@@ -557,7 +557,7 @@ class Runner:
         keep = functools.partial(self._keep, outside=self.store.outside_changes) if self._fast_path() else None
         with collector_paused():
             sharing = shares_backlog(conf)  # docs/semantics.md, "Backoff of unschedulable jobs", "Settled jobs"
-            with self.store.held():  # the loop goes on meanwhile: watches are read, probes answered
+            with self.store.held():  # the loop goes on meanwhile: probes answered, binds sent
                 snapshot, snapshot_cpu = await in_thread(
                     _thread_cpu,
                     self.store.snapshot,

@@ -284,7 +284,8 @@ class Store:
         """Hold every change for the block: watch events, listings, binds and evictions sent or settled,
         node usage and shards wait, then run when it ends in the order they came, as if they had come
         after it. A snapshot taken meanwhile in another thread (`Runner.cycle`) reads the store as it
-        was when the hold began, while the event loop goes on reading watches and answering probes."""
+        was when the hold began, while the event loop goes on answering probes and sending binds (the
+        pod and node watches wait: `released`)."""
         if self.held_changes is not None:
             raise RuntimeError("the store is held already")
         self.held_changes = []
