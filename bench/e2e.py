@@ -42,7 +42,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from bench.cluster import (
     BenchCluster,
@@ -117,15 +117,12 @@ async def cpu_cores(pids: dict[str, int], *, seconds: float) -> dict[str, float]
     return {name: round((cpu_seconds(pid) - before[name]) / seconds, 2) for name, pid in pids.items()}
 
 
-class CpuTimeline:
-    """The CPU seconds each of `pids` had used, sampled every `interval` while entered (monotonic clock)."""
+class Background:
+    """Runs `_run` as a task while entered; leaving cancels it and waits for it."""
 
-    def __init__(self, pids: dict[str, int], interval: float = 0.25) -> None:
-        self.pids, self.interval = pids, interval
-        self.samples: list[tuple[float, dict[str, float]]] = []
-        self._task: asyncio.Task[None] | None = None
+    _task: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> CpuTimeline:
+    async def __aenter__(self) -> Self:
         self._task = asyncio.create_task(self._run())
         return self
 
@@ -134,6 +131,20 @@ class CpuTimeline:
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
+
+    async def _run(self) -> None:
+        raise NotImplementedError
+
+
+class CpuTimeline(Background):
+    """The CPU seconds each of `pids` had used, sampled every `interval` while entered (monotonic clock)."""
+
+    def __init__(self, pids: dict[str, int], interval: float = 0.25) -> None:
+        self.pids, self.interval = pids, interval
+        self.samples: list[tuple[float, dict[str, float]]] = []
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await super().__aexit__(*exc_info)
         self._sample()
 
     async def _run(self) -> None:
@@ -154,24 +165,13 @@ class CpuTimeline:
         }
 
 
-class ProbeWaits:
+class ProbeWaits(Background):
     """How long py-volcano's /healthz kept a caller waiting, asked every `interval` while entered (one
     request at a time: an event loop held for 10 s shows as one answer 10 s late)."""
 
     def __init__(self, port: int, interval: float = 0.25) -> None:
         self.url, self.interval = f"http://127.0.0.1:{port}/healthz", interval
         self.waits: list[float] = []
-        self._task: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> ProbeWaits:
-        self._task = asyncio.create_task(self._run())
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        assert self._task is not None
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
 
     async def _run(self) -> None:
         while True:
