@@ -82,10 +82,7 @@ def _held_back(method: Callable[Concatenate[Store, P], None]) -> Callable[Concat
 
     @functools.wraps(method)
     def change(store: Store, /, *args: P.args, **kwargs: P.kwargs) -> None:
-        if store.held_changes is None:
-            method(store, *args, **kwargs)
-        else:
-            store.held_changes.append(functools.partial(method, store, *args, **kwargs))
+        store.run_or_hold(functools.partial(method, store, *args, **kwargs))
 
     return change
 
