@@ -55,6 +55,13 @@ def _exposes(instance: Scheduler, pattern: re.Pattern[str]) -> bool:
     return pattern.search(instance.metrics()) is not None
 
 
+def _fast_path_placements(instance: Scheduler) -> float:
+    """The instance's `volcano_fast_path_placements_total`."""
+    found = re.search(r"^volcano_fast_path_placements_total (\S+)$", instance.metrics(), re.MULTILINE)
+    assert found, "volcano_fast_path_placements_total is not exposed"
+    return float(found.group(1))
+
+
 def _in_queue(name: str, manifest: dict[str, Any]) -> dict[str, Any]:
     manifest["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": name}
     return manifest
@@ -576,6 +583,12 @@ def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_
             late = [pod(f"late-{i}", namespace, scheduler=scheduler_name, cpu="500m") for i in range(2)]
             _create_all(rest, [_in_queue(limited, manifest) for manifest in late])
             time.sleep(3)
+            # both instances idle, their sessions kept: pods of the default queue go to the fast path of the
+            # instance that owns each, which counts the other's binds instead of waiting for a cycle
+            before = sum(_fast_path_placements(instance) for instance in (first, second))
+            _create_all(rest, [pod(f"fast-{i}", namespace, scheduler=scheduler_name, cpu="500m") for i in range(2)])
+            wait_for("the fast pods bound", lambda: all(_nodes_of(rest, namespace).get(f"fast-{i}") for i in range(2)))
+            fast = sum(_fast_path_placements(instance) for instance in (first, second)) - before
             placed = _nodes_of(rest, namespace)
             bound = {
                 shard: instance.events("task_bound") for shard, instance in zip("ab", (first, second), strict=True)
@@ -590,6 +603,7 @@ def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_
     for shard, lines in bound.items():
         assert {line["node"] for line in lines} <= set(shard_nodes[shard]), (shard, lines)
     assert all(line["status"] == 409 for line in conflicts), conflicts  # only the other instance's wins
+    assert fast == 2, "the fast path placed the pods that came while both instances were idle"
     print(f"bound by shard a: {len(by_shard['a'])}, by shard b: {len(by_shard['b'])}, conflicts: {len(conflicts)}")
 
 

@@ -32,9 +32,9 @@ from typing import Any, ParamSpec, TypeVar
 
 import structlog
 
-from py_volcano.actions.arrivals import place_arrivals
+from py_volcano.actions.arrivals import place_arrivals, take_in_binds
 from py_volcano.aio import in_thread, wait_any
-from py_volcano.api import DEFAULT_QUEUE, HARD_SHARDING, CycleResult, JobID, PodGroupPhase
+from py_volcano.api import DEFAULT_QUEUE, HARD_SHARDING, CycleResult, JobID, JobInfo, PodGroupPhase
 from py_volcano.cache import (
     INFORMED_KINDS,
     KOPF_KINDS,
@@ -480,17 +480,23 @@ class Runner:
 
     async def _place_arrivals(self) -> None:
         """Place the pods that arrived since the last snapshot in the kept session (`actions.arrivals`) and
-        send their binds; they are new work for the next cycle only when the fast path leaves some. A
-        kept session that no longer holds (a change it cannot see, another configuration, an arrival only
-        a cycle takes, the Lease lost) is ended instead, and the arrivals wait for the cycle."""
+        send their binds; they are new work for the next cycle only when the fast path leaves some. Pods
+        another shard instance bound meanwhile are counted in the session first, and arrivals another
+        instance owns are counted and left to it. A kept session that no longer holds (a change it cannot
+        see, another configuration, an arrival or a bind elsewhere only a cycle takes, the Lease lost) is
+        ended instead, and the arrivals wait for the cycle."""
         kept = self.kept
         if kept is None:
             return
         jobs, others = self.store.take_arrivals()
-        if others or kept.outside != self.store.outside_changes or kept.conf is not self.conf.current():
-            self._end_kept("arrivals only a cycle takes" if others else "a change the session cannot see")
+        bound, strangers = self.store.take_bound_elsewhere()
+        if others or strangers or kept.outside != self.store.outside_changes or kept.conf is not self.conf.current():
+            reason = "a change the session cannot see"
+            if others or strangers:
+                reason = "arrivals only a cycle takes" if others else "a bind elsewhere only a cycle takes"
+            self._end_kept(reason)
             return
-        if not jobs:
+        if not jobs and not bound:
             return
         if not self.is_leader():
             self._end_kept("not leading")
@@ -502,7 +508,7 @@ class Runner:
         session.on_binds, placed = stream.put, len(session.binds)
         try:
             with collector_paused():
-                left = await asyncio.to_thread(place_arrivals, session, jobs)
+                left = await asyncio.to_thread(_fast_path_turn, session, bound, jobs, self._other_shards_arrivals(jobs))
         except Exception as exc:  # as a failed cycle: logged, the arrivals left to the next cycle
             log.exception("fast_path_failed", reason=f"{type(exc).__name__}: {exc}")
             left = jobs
@@ -511,6 +517,9 @@ class Runner:
             sending = stream.close(())
             self.in_flight.add(sending)
             sending.add_done_callback(self.in_flight.discard)
+        if left is None:
+            self._end_kept("a bind elsewhere the session cannot take in")
+            left = jobs
         self.metrics.observe_fast_path(session.binds[placed:])
         if left:
             self.store.work_arrived.set()
@@ -618,13 +627,8 @@ class Runner:
         return result, sending
 
     def _fast_path(self) -> bool:
-        """Whether a cycle keeps its session for the fast path: on, unbounded, leading, without hard sharding."""
-        return (
-            self.settings.cycle.fast_path
-            and self.settings.cycle.cycles is None
-            and self.pending_shares is None
-            and self.is_leader()
-        )
+        """Whether a cycle keeps its session for the fast path: on, unbounded, leading."""
+        return self.settings.cycle.fast_path and self.settings.cycle.cycles is None and self.is_leader()
 
     def _keep(self, session: Session, *, outside: int) -> None:
         """Keep the cycle's open session (`run_cycle`'s `keep`), valid while the store's count of changes
@@ -636,6 +640,15 @@ class Runner:
         if self.pending_shares is None:
             return frozenset()
         return self.pending_shares.others(self.store.pending_jobs(), self.store.shard_peers)
+
+    def _other_shards_arrivals(self, jobs: Iterable[JobInfo]) -> frozenset[JobID]:
+        """Return the arrivals another shard instance owns (none without hard sharding): the fast path
+        counts them and leaves them to it; a cycle takes them over if they wait too long."""
+        shares = self.pending_shares
+        if shares is None:
+            return frozenset()
+        peers = self.store.shard_peers
+        return frozenset(job.uid for job in jobs if not shares.mine(job.uid, peers))
 
     def _backed_off(self, conf: SchedulerConf) -> frozenset[JobID]:
         """Wake the backed-off jobs what changed since the last cycle could help; return those still out."""
@@ -719,6 +732,17 @@ def _thread_cpu(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> tup
     holds the waits for the interpreter lock while the event loop reads watches and sends binds)."""
     began = time.thread_time()
     return fn(*args, **kwargs), time.thread_time() - began
+
+
+def _fast_path_turn(
+    session: Session, bound: list[tuple[JobInfo, str]], jobs: list[JobInfo], leave: frozenset[JobID]
+) -> list[JobInfo] | None:
+    """Count the binds made elsewhere in the kept session, then place the arrivals (`actions.arrivals`);
+    return the jobs left for the next cycle, None when a bind elsewhere could not be counted (nothing
+    placed: the session must end)."""
+    if not take_in_binds(session, bound):
+        return None
+    return place_arrivals(session, jobs, leave=leave)
 
 
 def _phases(result: CycleResult) -> dict[JobID, tuple[PodGroupPhase, bool]]:

@@ -122,6 +122,11 @@ class PendingShares:
         """Return the shard instance job `job` belongs to (`shards` sorted)."""
         return shards[zlib.crc32(job.encode()) % len(shards)]
 
+    def mine(self, job: JobID, shards: Sequence[str]) -> bool:
+        """Return whether job `job` is this instance's (`shards` sorted; fewer than two, or without this
+        instance's: every job is)."""
+        return len(shards) < 2 or self.name not in shards or self.owner(job, shards) == self.name
+
     def others(self, pending: Collection[JobID], shards: Sequence[str]) -> frozenset[JobID]:
         """Return the pending jobs this instance leaves to their own instance now; `shards`: every
         NodeShard's name, sorted (fewer than two, or without this instance's: none are left out)."""
@@ -135,7 +140,7 @@ class PendingShares:
         left: list[JobID] = []
         soonest: float | None = None
         for job in pending:
-            if self.owner(job, shards) == self.name:
+            if self.mine(job, shards):
                 continue
             due = first_seen.setdefault(job, now) + self.takeover
             if now < due:

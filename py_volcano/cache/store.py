@@ -238,6 +238,9 @@ class Store:
         #: `pods_arrived` is set as each comes.
         self.arrivals: dict[str, None] = {}
         self.pods_arrived = asyncio.Event()
+        #: Pods of this scheduler without a PodGroup that someone else bound since the last snapshot
+        #: (`take_bound_elsewhere`: another shard instance's binds, which a kept session takes in), by key.
+        self.bound_elsewhere: dict[str, None] = {}
         #: Changes a session kept open since the last snapshot does not see (`_note_outside`), counted.
         self.outside_changes = 0
         #: Per PodGroup, how many pods name it (a new group that no pod names changes no queue's figures).
@@ -349,7 +352,10 @@ class Store:
 
     @_held_back
     def set_shard_nodes(self, nodes: frozenset[str]) -> None:
-        """Take the nodes of this instance's NodeShard (the shard poller's: cache/shards.py)."""
+        """Take the nodes of this instance's NodeShard (the shard poller's: cache/shards.py); a change is
+        one a kept session cannot see (its placements are masked to the nodes it opened with)."""
+        if nodes != self.shard_nodes:
+            self.outside_changes += 1
         self.shard_nodes = nodes
         self.touch()
 
@@ -553,10 +559,11 @@ class Store:
             self._reparse_pods()
 
     def _note_outside(self, kind: Kind, key: str, previous: Any, current: Any) -> None:
-        """Note for the fast path (`take_arrivals`) an unbound pod of ours that arrived, and count the changes a
+        """Note for the fast path an unbound pod of ours that arrived (`take_arrivals`) and one of ours
+        without a PodGroup that someone else bound (`take_bound_elsewhere`), and count the changes a
         session kept open since the last snapshot cannot see: any object but a pod that changed (a Queue only
-        in what others write; a PodGroup when that changed and a pod names it, or it was there before), a
-        pod bound by someone else, a waiting pod of ours gone, a pod that moved to another queue's job."""
+        in what others write; a PodGroup when that changed and a pod names it, or it was there before), any
+        other pod bound by someone else, a waiting pod of ours gone, a pod that moved to another queue's job."""
         if kind is POD_GROUPS:
             named = self._named.get(JobID(key), 0) > 0
             if _fingerprint(previous) != _fingerprint(current) and (named or None not in (previous, current)):
@@ -583,11 +590,14 @@ class Store:
         if previous is None and current is not None and not now and current.scheduler_name == ours:
             self.arrivals[key] = None
             self.pods_arrived.set()
-        elif (
-            (now and not was and key not in self.assumed)
-            or (current is None and previous is not None and not was and previous.scheduler_name == ours)
-            or (previous is not None and current is not None and self._queue_of(previous) != self._queue_of(current))
-        ):
+            return
+        moved = previous is not None and current is not None and self._queue_of(previous) != self._queue_of(current)
+        if now and not was and key not in self.assumed:  # bound by someone else
+            if current.scheduler_name == ours and not current.group and not moved:
+                self.bound_elsewhere[key] = None
+            else:
+                self.outside_changes += 1
+        elif moved or (current is None and previous is not None and not was and previous.scheduler_name == ours):
             self.outside_changes += 1
 
     def _queue_of(self, pod: ParsedPod) -> str | None:
@@ -834,7 +844,7 @@ class Store:
         configuration that shares its backlog), the jobs no cycle under `token` can change are left out
         of the snapshot's jobs (`api.Settled`, kept by the store between snapshots).
         """
-        self.arrivals = {}
+        self.arrivals, self.bound_elsewhere = {}, {}
         nodes: list[NodeSpec] = sorted(self.specs(NODES), key=lambda node: node.name)
         queues = self._queues()
         pdbs: list[PdbSpec] = sorted(self.specs(PDBS), key=lambda pdb: pdb.key)
@@ -902,8 +912,35 @@ class Store:
                 others += 1
                 continue
             pods.append(parsed)
+        return self._one_pod_jobs(pods), others
+
+    def take_bound_elsewhere(self) -> tuple[list[tuple[JobInfo, str]], int]:
+        """Take the pods of this scheduler without a PodGroup that someone else (another shard instance)
+        bound since the last snapshot (or the last call) and that still hold their node; return their
+        one-pod jobs, built as a snapshot builds them (the task bound), each with its node, in creation
+        order, and how many others a kept session cannot take in (held for the PodGroup controller, or
+        finished or releasing already)."""
+        keys, self.bound_elsewhere = self.bound_elsewhere, {}
+        records = self.records[PODS.name]
+        holds = self.grouping.holds if self.grouping is not None else None
+        pods: list[ParsedPod] = []
+        others = 0
+        for key in keys:
+            record = records.get(key)
+            parsed: ParsedPod | None = record.spec if record is not None else None
+            if parsed is None or not parsed.task.node_name:  # gone since: it only freed room
+                continue
+            if parsed.task.status in _FREEING or (holds is not None and parsed.owner is not None and holds(parsed)):
+                others += 1
+                continue
+            pods.append(parsed)
+        nodes = {pod.job_id: pod.task.node_name for pod in pods}
+        return [(job, nodes[job.uid]) for job in self._one_pod_jobs(pods)], others
+
+    def _one_pod_jobs(self, pods: list[ParsedPod]) -> list[JobInfo]:
+        """The one-pod jobs of `pods` (without a PodGroup), in creation order, built as a snapshot builds them."""
         if not pods:
-            return [], others
+            return []
         pods.sort(key=lambda pod: pod.order)
         cluster = ClusterInfo.build(
             nodes=(),
@@ -914,7 +951,7 @@ class Store:
             scheduler_name=self.scheduler_name,
             shadow_phases=self.shadow_phases,
         )
-        return list(cluster.jobs.values()), others
+        return list(cluster.jobs.values())
 
     def _queues(self) -> list[QueueInfo]:
         return sorted(self.specs(QUEUES), key=lambda queue: (queue.creation, queue.name))

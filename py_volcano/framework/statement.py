@@ -75,14 +75,22 @@ class Statement:
         """Place a pending task on `node_name`'s idle resources."""
         self._place(task, node_name, Operation.ALLOCATE, TaskStatus.ALLOCATED)
 
+    def take_in(self, task: TaskInfo, node_name: str) -> None:
+        """Count a pending task Bound on `node_name`, where someone else bound it: the node and every
+        plugin see it there as after an allocation, and nothing is logged to commit (no bind) or discard."""
+        self._put(task, node_name, TaskStatus.BOUND)
+
     def _place(self, task: TaskInfo, node_name: str, kind: Operation, status: TaskStatus) -> None:
         previous = task.status
+        self._put(task, node_name, status)
+        self.operations.append(_Op(kind, task, node_name, previous))
+
+    def _put(self, task: TaskInfo, node_name: str, status: TaskStatus) -> None:
         self._set_status(task, status)
         task.node_name = node_name
         self._own(task).node_name = node_name
         self.ssn.nodes[node_name].add_task(task)
         self._notify(task, allocate=True)
-        self.operations.append(_Op(kind, task, node_name, previous))
 
     def _own(self, task: TaskInfo) -> TaskInfo:
         job = self.ssn.jobs.get(task.job) if task.job else None

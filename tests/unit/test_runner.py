@@ -172,7 +172,7 @@ def test_a_fast_path_that_raises_is_logged_and_leaves_its_arrivals_to_the_next_c
     from py_volcano.settings import LeaderSettings, Settings
     from tests.unit.cache.test_store import node, pod
 
-    def broken(*_: object) -> list[object]:
+    def broken(*_: object, **__: object) -> list[object]:
         raise RuntimeError("plugin bug in the fast path")
 
     monkeypatch.setattr("py_volcano.runner.place_arrivals", broken)
@@ -302,3 +302,62 @@ def test_a_cycle_takes_its_snapshot_off_the_event_loop_with_the_store_held() -> 
     assert seen == [True, True]
     assert decided == {"ns/podgroup-uid-before"}  # the event that came during the snapshot is not in it
     assert stored == {"ns/before", "ns/during"}
+
+
+def test_under_hard_sharding_the_fast_path_places_its_own_arrivals_and_counts_the_rest() -> None:
+    """With two shard instances the kept session places the arrivals this instance owns, on its own nodes;
+    another instance's arrival joins it counted and is left alone (no cycle asked for it), and once that
+    instance binds it, the session holds it on that node and goes on placing."""
+    from py_volcano.api import JobID, TaskStatus
+    from py_volcano.cache import ApiClient, Credentials, PendingShares
+    from py_volcano.cache.store import NODES, PODS
+    from py_volcano.framework import run_cycle
+    from py_volcano.runner import Runner
+    from py_volcano.settings import LeaderSettings, Settings, ShardSettings
+    from tests.unit.cache.test_store import node, pod
+
+    peers = ("shard-a", "shard-b")
+
+    def named(owner: str, count: int) -> list[str]:
+        names = (f"{owner}-{i}" for i in range(100))
+        return [name for name in names if PendingShares.owner(JobID(f"ns/podgroup-uid-{name}"), peers) == owner][
+            :count
+        ]
+
+    mine, theirs = named("shard-a", 2), named("shard-b", 1)
+
+    async def scenario() -> tuple[list[tuple[str, str]], list[MutableMapping[str, Any]]]:
+        client = ApiClient(Credentials(server="http://127.0.0.1:9"), timeout=0.3)
+        try:
+            settings = Settings(leader=LeaderSettings(enabled=False), shard=ShardSettings(mode="hard", name="shard-a"))
+            runner = Runner(settings, client, ConfFile(None, default_registry()), registry=default_registry())
+            store = runner.store
+            store.apply_event(NODES, "ADDED", node("n1", rv=1))
+            store.apply_event(NODES, "ADDED", node("n2", rv=2))
+            store.set_shard_nodes(frozenset({"n1"}))
+            store.set_shard_peers(peers)
+            assert runner._fast_path()
+            keep = functools.partial(runner._keep, outside=store.outside_changes)
+            run_cycle(store.snapshot(), runner.conf.current(), default_registry(), keep=keep)
+            store.apply_event(PODS, "ADDED", pod(mine[0], rv=3))
+            store.apply_event(PODS, "ADDED", pod(theirs[0], rv=4))
+            store.work_arrived.clear()
+            with capture_logs() as logs:
+                await runner._place_arrivals()
+                assert not store.work_arrived.is_set()  # the other instance's arrival asks no cycle
+                store.apply_event(PODS, "MODIFIED", pod(theirs[0], rv=5, node="n2"))
+                store.apply_event(PODS, "ADDED", pod(mine[1], rv=6))
+                await runner._place_arrivals()
+                await asyncio.gather(*runner.in_flight)
+            assert runner.kept is not None
+            ssn = runner.kept.session
+            bound = [(task.name, node_name) for task, node_name in ssn.binds]
+            held = ssn.nodes["n2"].tasks.values()
+            assert [(task.name, task.status) for task in held] == [(theirs[0], TaskStatus.BOUND)]
+            return bound, logs
+        finally:
+            await client.close()
+
+    bound, logs = asyncio.run(scenario())
+    assert bound == [(mine[0], "n1"), (mine[1], "n1")]
+    assert "fast_path_ended" not in [entry["event"] for entry in logs]

@@ -7,11 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from py_volcano.actions.arrivals import place_arrivals
-from py_volcano.api import CycleResult, JobID, JobInfo, QueueFigures, TaskInfo
+from py_volcano.actions.arrivals import place_arrivals, take_in_binds
+from py_volcano.api import CycleResult, JobID, JobInfo, QueueFigures, TaskInfo, TaskStatus
 from py_volcano.cache.store import PODS, Store
 from py_volcano.framework import (
     PluginMemory,
@@ -137,6 +137,85 @@ def test_the_fast_path_places_arrivals_as_the_next_cycle_would(
     assert {name: _quota(figures) for name, figures in after.items()} == {
         name: _quota(figures) for name, figures in cycle.queues.items()
     }
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(objects=running_clusters(), data=st.data())
+def test_binds_made_elsewhere_are_counted_as_the_next_cycle_counts_them(
+    objects: list[dict[str, Any]], data: Any
+) -> None:
+    """Under hard sharding another instance binds pods of ours: some it owns arrive first and join the
+    kept session counted and left alone (`leave`), some arrive already bound, some waited in the cycle's
+    snapshot. Taken in where they were bound, the session then places new arrivals exactly as a cycle over
+    the store would, and leaves every queue's figures as that cycle does."""
+    queues = [obj["metadata"]["name"] for obj in objects if obj["kind"] == "Queue"]
+    nodes = [obj["metadata"]["name"] for obj in objects if obj["kind"] == "Node"]
+    theirs = [
+        {**manifest, "metadata": {**manifest["metadata"], "name": f"theirs-{i}"}}
+        for i, manifest in enumerate(data.draw(arrivals(queues), label="theirs"))
+    ]
+    seen_first = [data.draw(st.booleans(), label=f"{each['metadata']['name']} arrives unbound") for each in theirs]
+    new = data.draw(arrivals(queues), label="arrivals")
+    kept_store = Store(scheduler_name="py-volcano")
+    _feed(kept_store, objects)
+    first, kept = _kept_cycle(kept_store, conf := CONF, PluginMemory(datetime.now(UTC)))
+    ssn = kept[0]
+    fast: list[tuple[TaskInfo, str]] = []
+    ssn.on_binds = fast.extend
+    tasks = [task for job in ssn.jobs.values() for task in job.tasks.values()]
+    waiting = {task.key for task in tasks if task.status is TaskStatus.PENDING}
+    left_waiting = [obj for obj in objects if obj["kind"] == "Pod" and f"default/{obj['metadata']['name']}" in waiting]
+    elsewhere = [obj for obj in left_waiting if not obj["metadata"]["annotations"] and data.draw(st.booleans())]
+    early = _arrive(kept_store, [manifest for manifest, seen in zip(theirs, seen_first, strict=True) if seen])
+    assert place_arrivals(ssn, early, leave={job.uid for job in early}) == []
+
+    bound = []
+    for manifest in [*theirs, *elsewhere]:
+        where = data.draw(st.sampled_from(nodes), label=f"{manifest['metadata']['name']} bound on")
+        bound.append({**manifest, "spec": {**manifest["spec"], "nodeName": where}})
+        known = manifest in elsewhere or seen_first[theirs.index(manifest)]
+        kept_store.apply_event(PODS, "MODIFIED" if known else "ADDED", bound[-1])
+    names = {manifest["metadata"]["name"] for manifest in bound}
+    fresh = Store(scheduler_name="py-volcano")
+    _feed(fresh, [obj for obj in objects if obj["metadata"]["name"] not in names] + bound + new)
+    fresh.record_phases({job: (status.phase, status.shadow) for job, status in first.pod_groups.items()})
+    for task, node_name in first.binds:
+        fresh.assume(task.key, node_name)
+    cycle = run_cycle(fresh.snapshot(), conf, default_registry())
+
+    taken, others = kept_store.take_bound_elsewhere()
+    assert others == 0 and len(taken) == len(bound)
+    counted = take_in_binds(ssn, taken)
+    event(f"binds elsewhere counted: {counted}")
+    # A node the binds leave overcommitted changes the cluster total (docs/semantics.md,
+    # "Overcommitted nodes"): the session cannot show that, and ends.
+    assert counted == {manifest["spec"]["nodeName"] for manifest in bound}.isdisjoint(cycle.overcommitted_nodes)
+    if not counted:
+        end_session(ssn)
+        return
+    place_arrivals(ssn, _arrive(kept_store, new))
+    after = report_session(ssn).queues
+    end_session(ssn)
+
+    assert _binds(fast) == _binds(cycle.binds)
+    assert {name: _quota(figures) for name, figures in after.items()} == {
+        name: _quota(figures) for name, figures in cycle.queues.items()
+    }
+
+
+def test_a_bind_elsewhere_the_session_cannot_count_ends_it() -> None:
+    """A bind on a node the session does not have, or of a task the session placed itself, is refused."""
+    objects = [node(name="n1", cpu="4"), queue(name="q"), pod(name="mine", cpu="1")]
+    ssn = _session(CONF, objects)
+    assert ssn is not None
+    store = Store(scheduler_name="py-volcano")
+    _feed(store, objects)
+    store.snapshot()
+    for manifest in (pod(name="lost", node_name="gone"), pod(name="mine", node_name="n1")):
+        store.apply_event(PODS, "ADDED" if manifest["metadata"]["name"] == "lost" else "MODIFIED", manifest)
+        taken, _ = store.take_bound_elsewhere()
+        assert not take_in_binds(ssn, taken)
+    end_session(ssn)
 
 
 def _session(conf: SchedulerConf, objects: list[dict[str, Any]]) -> Session | None:

@@ -1,10 +1,12 @@
-"""What the store keeps for the fast path: the pods that arrived since the last snapshot (`take_arrivals`)
-and the count of changes a session kept open since then cannot see (`outside_changes`)."""
+"""What the store keeps for the fast path: the pods that arrived since the last snapshot (`take_arrivals`),
+the pods of ours someone else bound since then (`take_bound_elsewhere`), and the count of changes a
+session kept open since then cannot see (`outside_changes`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from py_volcano.api import TaskStatus
 from py_volcano.cache.store import NODES, POD_GROUPS, PODS, PRIORITY_CLASSES, QUEUES, Store
 from tests.unit.cache.test_store import node, pod, pod_group
 
@@ -66,7 +68,13 @@ def test_changes_a_kept_session_cannot_see_are_counted_and_the_rest_are_not() ->
     store.assume("ns/mine", "n1")
     assert not counts(PODS, "MODIFIED", pod("mine", rv=7, node="n1"))  # the echo of our bind
     assert not counts(PODS, "MODIFIED", pod("mine", rv=8, node="n1", phase="Running"))
-    assert counts(PODS, "ADDED", pod("placed-by-others", rv=9, node="n1"))
+    assert not counts(PODS, "ADDED", pod("placed-by-others", rv=9, node="n1"))  # a bind elsewhere: taken in
+    assert list(store.bound_elsewhere) == ["ns/placed-by-others"]
+    theirs = pod("theirs-placed", rv=9, node="n1")
+    theirs["spec"]["schedulerName"] = "default-scheduler"
+    assert counts(PODS, "ADDED", theirs)
+    store.apply_event(PODS, "ADDED", _in_group(pod("grouped-waits", rv=9), "other-pg"))
+    assert counts(PODS, "MODIFIED", _in_group(pod("grouped-waits", rv=9, node="n1"), "other-pg"))
     assert not counts(PODS, "DELETED", pod("mine", rv=10, node="n1", phase="Running"))  # frees room only
     assert counts(PODS, "DELETED", pod("other", rv=11))  # a waiting pod of ours: its queue asks for less
     assert not counts(POD_GROUPS, "ADDED", pod_group("pg", rv=12))  # no pod names it yet
@@ -83,4 +91,40 @@ def test_changes_a_kept_session_cannot_see_are_counted_and_the_rest_are_not() ->
     assert counts(PRIORITY_CLASSES, "ADDED", high)
     assert not counts(PRIORITY_CLASSES, "MODIFIED", {**high, "metadata": {"name": "high", "resourceVersion": "24"}})
     assert counts(NODES, "MODIFIED", node("n1", rv=22, cpu="8"))
+    before = store.outside_changes
+    store.set_shard_nodes(frozenset({"n1"}))
+    store.set_shard_nodes(frozenset({"n1"}))
+    assert store.outside_changes == before + 1  # the shard's nodes changed once
     assert store.outside_changes > counted
+
+
+def test_pods_of_ours_someone_else_bound_are_taken_with_their_nodes_each_once() -> None:
+    """A waiting pod of ours without a PodGroup that another shard instance binds, or one created bound,
+    comes back as its one-pod job (the task Bound) with its node, in creation order; one gone since is
+    dropped, one finished already is only counted (a kept session cannot take it in); a snapshot takes
+    them all."""
+    store = _store()
+    store.apply_event(NODES, "ADDED", node("n2", rv=2))
+    store.apply_event(PODS, "ADDED", pod("waits", rv=3, creationTimestamp="2026-11-27T10:00:02Z"))
+    store.take_arrivals()
+    store.apply_event(PODS, "MODIFIED", pod("waits", rv=4, node="n2", creationTimestamp="2026-11-27T10:00:02Z"))
+    store.apply_event(PODS, "ADDED", pod("born-bound", rv=5, node="n1", creationTimestamp="2026-11-27T10:00:01Z"))
+    store.apply_event(PODS, "ADDED", pod("gone", rv=6, node="n1"))
+    store.apply_event(PODS, "DELETED", pod("gone", rv=7, node="n1"))
+    store.apply_event(PODS, "ADDED", pod("done", rv=8, node="n1", phase="Succeeded"))
+    store.apply_event(PODS, "ADDED", pod("ours", rv=9))
+    store.assume("ns/ours", "n1")
+    store.apply_event(PODS, "MODIFIED", pod("ours", rv=10, node="n1"))  # the echo of our own bind
+
+    bound, others = store.take_bound_elsewhere()
+    assert [([task.name for task in job.tasks.values()], node_name) for job, node_name in bound] == [
+        (["born-bound"], "n1"),
+        (["waits"], "n2"),
+    ]
+    assert [task.status for job, _ in bound for task in job.tasks.values()] == [TaskStatus.BOUND] * 2
+    assert others == 1
+    assert store.take_bound_elsewhere() == ([], 0)
+
+    store.apply_event(PODS, "ADDED", pod("later", rv=11, node="n2"))
+    store.snapshot()
+    assert store.take_bound_elsewhere() == ([], 0)
