@@ -487,6 +487,7 @@ class Runner:
         ended instead, and the arrivals wait for the cycle."""
         kept = self.kept
         if kept is None:
+            self.store.drop_arrivals()
             return
         jobs, others = self.store.take_arrivals()
         bound, strangers = self.store.take_bound_elsewhere()

@@ -844,7 +844,7 @@ class Store:
         configuration that shares its backlog), the jobs no cycle under `token` can change are left out
         of the snapshot's jobs (`api.Settled`, kept by the store between snapshots).
         """
-        self.arrivals, self.bound_elsewhere = {}, {}
+        self.drop_arrivals()
         nodes: list[NodeSpec] = sorted(self.specs(NODES), key=lambda node: node.name)
         queues = self._queues()
         pdbs: list[PdbSpec] = sorted(self.specs(PDBS), key=lambda pdb: pdb.key)
@@ -913,6 +913,12 @@ class Store:
                 continue
             pods.append(parsed)
         return self._one_pod_jobs(pods), others
+
+    def drop_arrivals(self) -> None:
+        """Forget the arrivals and binds elsewhere noted since the last snapshot: no session is kept to take
+        them (the next one comes from a later snapshot, which holds them), and a standby, which takes no
+        snapshot, would otherwise keep one key for every pod created and bound."""
+        self.arrivals, self.bound_elsewhere = {}, {}
 
     def take_bound_elsewhere(self) -> tuple[list[tuple[JobInfo, str]], int]:
         """Take the pods of this scheduler without a PodGroup that someone else (another shard instance)

@@ -361,3 +361,29 @@ def test_under_hard_sharding_the_fast_path_places_its_own_arrivals_and_counts_th
     bound, logs = asyncio.run(scenario())
     assert bound == [(mine[0], "n1"), (mine[1], "n1")]
     assert "fast_path_ended" not in [entry["event"] for entry in logs]
+
+
+def test_without_a_kept_session_arrivals_are_not_kept() -> None:
+    """A standby (no cycle, no kept session) forgets the arrivals and the binds elsewhere it notes, instead
+    of keeping one key for every pod the leader sees created and binds."""
+    from py_volcano.cache import ApiClient, Credentials
+    from py_volcano.cache.store import NODES, PODS
+    from py_volcano.runner import Runner
+    from py_volcano.settings import Settings
+    from tests.unit.cache.test_store import node, pod
+
+    async def scenario() -> tuple[dict[str, None], dict[str, None]]:
+        client = ApiClient(Credentials(server="http://127.0.0.1:9"))
+        try:
+            runner = Runner(Settings(), client, ConfFile(None, default_registry()), registry=default_registry())
+            store = runner.store
+            store.apply_event(NODES, "ADDED", node("n1", rv=1))
+            store.apply_event(PODS, "ADDED", pod("waits", rv=2))
+            store.apply_event(PODS, "ADDED", pod("bound", rv=3, node="n1"))
+            assert store.arrivals and store.bound_elsewhere
+            await runner._place_arrivals()
+            return store.arrivals, store.bound_elsewhere
+        finally:
+            await client.close()
+
+    assert asyncio.run(scenario()) == ({}, {})
