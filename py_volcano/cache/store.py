@@ -899,19 +899,11 @@ class Store:
         `actions.arrivals`), and how many others only a cycle takes (in a PodGroup, or held for the
         PodGroup controller)."""
         keys, self.arrivals = self.arrivals, {}
-        records = self.records[PODS.name]
-        holds = self.grouping.holds if self.grouping is not None else None
-        pods: list[ParsedPod] = []
-        others = 0
-        for key in keys:
-            record = records.get(key)
-            parsed: ParsedPod | None = record.spec if record is not None else None
-            if parsed is None or parsed.task.node_name or key in self.assumed:
-                continue
-            if parsed.group or (holds is not None and parsed.owner is not None and holds(parsed)):
-                others += 1
-                continue
-            pods.append(parsed)
+        pods, others = self._noted_pods(
+            keys,
+            gone=lambda key, pod: bool(pod.task.node_name) or key in self.assumed,
+            cycle_only=lambda pod: bool(pod.group),
+        )
         return self._one_pod_jobs(pods), others
 
     def drop_arrivals(self) -> None:
@@ -927,6 +919,23 @@ class Store:
         order, and how many others a kept session cannot take in (held for the PodGroup controller, or
         finished or releasing already)."""
         keys, self.bound_elsewhere = self.bound_elsewhere, {}
+        pods, others = self._noted_pods(
+            keys,
+            gone=lambda _, pod: not pod.task.node_name,  # made anew under that name: the old one only freed room
+            cycle_only=lambda pod: pod.task.status in _FREEING,
+        )
+        nodes = {pod.job_id: pod.task.node_name for pod in pods}
+        return [(job, nodes[job.uid]) for job in self._one_pod_jobs(pods)], others
+
+    def _noted_pods(
+        self,
+        keys: Iterable[str],
+        *,
+        gone: Callable[[str, ParsedPod], bool],
+        cycle_only: Callable[[ParsedPod], bool],
+    ) -> tuple[list[ParsedPod], int]:
+        """The pods of `keys` the fast path takes: those still in the store and not `gone`; and how many
+        others only a cycle takes (`cycle_only`, or held for the PodGroup controller)."""
         records = self.records[PODS.name]
         holds = self.grouping.holds if self.grouping is not None else None
         pods: list[ParsedPod] = []
@@ -934,14 +943,13 @@ class Store:
         for key in keys:
             record = records.get(key)
             parsed: ParsedPod | None = record.spec if record is not None else None
-            if parsed is None or not parsed.task.node_name:  # gone since: it only freed room
+            if parsed is None or gone(key, parsed):
                 continue
-            if parsed.task.status in _FREEING or (holds is not None and parsed.owner is not None and holds(parsed)):
+            if cycle_only(parsed) or (holds is not None and parsed.owner is not None and holds(parsed)):
                 others += 1
                 continue
             pods.append(parsed)
-        nodes = {pod.job_id: pod.task.node_name for pod in pods}
-        return [(job, nodes[job.uid]) for job in self._one_pod_jobs(pods)], others
+        return pods, others
 
     def _one_pod_jobs(self, pods: list[ParsedPod]) -> list[JobInfo]:
         """The one-pod jobs of `pods` (without a PodGroup), in creation order, built as a snapshot builds them."""
