@@ -643,13 +643,16 @@ class Runner:
         return self.pending_shares.others(self.store.pending_jobs(), self.store.shard_peers)
 
     def _other_shards_arrivals(self, jobs: Iterable[JobInfo]) -> frozenset[JobID]:
-        """Return the arrivals another shard instance owns (none without hard sharding): the fast path
-        counts them and leaves them to it; a cycle takes them over if they wait too long."""
+        """Return the arrivals another shard instance owns (none without hard sharding), their takeover
+        clocks started: the fast path counts them and leaves them to it; a cycle takes them over if they
+        wait too long."""
         shares = self.pending_shares
         if shares is None:
             return frozenset()
         peers = self.store.shard_peers
-        return frozenset(job.uid for job in jobs if not shares.mine(job.uid, peers))
+        others = frozenset(job.uid for job in jobs if not shares.mine(job.uid, peers))
+        shares.note(others)
+        return others
 
     def _backed_off(self, conf: SchedulerConf) -> frozenset[JobID]:
         """Wake the backed-off jobs what changed since the last cycle could help; return those still out."""

@@ -149,6 +149,17 @@ class PendingShares:
         self._next_takeover = soonest
         return frozenset(left)
 
+    def note(self, jobs: Collection[JobID]) -> None:
+        """Start the takeover clock of pending jobs another instance owns as they arrive (the fast path
+        leaves them to it), not at the next cycle that sees them; a cycle is due when it runs out."""
+        if not jobs:
+            return
+        now, first_seen = self.clock(), self._first_seen
+        for job in jobs:
+            first_seen.setdefault(job, now)
+        due = now + self.takeover
+        self._next_takeover = due if self._next_takeover is None else min(self._next_takeover, due)
+
     def due(self) -> bool:
         """Return whether a job the last call left out may now be taken over (a cycle should run)."""
         return self._next_takeover is not None and self.clock() >= self._next_takeover

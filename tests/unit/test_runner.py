@@ -345,6 +345,8 @@ def test_under_hard_sharding_the_fast_path_places_its_own_arrivals_and_counts_th
             with capture_logs() as logs:
                 await runner._place_arrivals()
                 assert not store.work_arrived.is_set()  # the other instance's arrival asks no cycle
+                assert runner.pending_shares is not None  # and its takeover runs from its arrival
+                assert set(runner.pending_shares._first_seen) == {JobID(f"ns/podgroup-uid-{theirs[0]}")}
                 store.apply_event(PODS, "MODIFIED", pod(theirs[0], rv=5, node="n2"))
                 store.apply_event(PODS, "ADDED", pod(mine[1], rv=6))
                 await runner._place_arrivals()

@@ -115,6 +115,22 @@ def test_pending_jobs_are_shared_out_and_taken_over_after_a_while() -> None:
     assert a.others(jobs, ("shard-b", "shard-c")) == frozenset()
 
 
+def test_a_job_left_on_arrival_is_taken_over_a_takeover_after_it_came() -> None:
+    """The fast path notes the arrivals it leaves to their own instance: the takeover runs from then,
+    a cycle is due when it ends, and a later note of the same job does not restart it."""
+    clock = [0.0]
+    shards = ("shard-a", "shard-b")
+    a = PendingShares("shard-a", takeover=5.0, clock=lambda: clock[0])
+    theirs = next(job for job in (JobID(f"ns/job-{i}") for i in range(40)) if not a.mine(job, shards))
+    a.note(frozenset({theirs}))
+    clock[0] = 3.0
+    a.note(frozenset({theirs}))
+    assert not a.due() and a.others([theirs], shards) == {theirs}
+    clock[0] = 5.0
+    assert a.due()
+    assert a.others([theirs], shards) == frozenset()
+
+
 def test_poller_keeps_the_shard_when_the_api_server_does_not_answer(store: Store) -> None:
     class Down(FakeApi):
         async def request(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
