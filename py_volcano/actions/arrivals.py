@@ -20,8 +20,8 @@ from collections.abc import Collection, Iterable
 from py_volcano.actions.allocate import NAME as ALLOCATE
 from py_volcano.actions.allocate import AllocateAction
 from py_volcano.actions.enqueue import NAME as ENQUEUE
-from py_volcano.api import ZERO, JobID, JobInfo, PodGroupPhase, TaskStatus
-from py_volcano.framework import NoArgs, Session, Statement
+from py_volcano.api import JobID, JobInfo, PodGroupPhase, TaskStatus
+from py_volcano.framework import NoArgs, Session, Statement, overcommitted_in
 
 __all__ = ["place_arrivals", "take_in_binds", "takes"]
 
@@ -60,8 +60,7 @@ def take_in_binds(ssn: Session, bound: Iterable[tuple[JobInfo, str]]) -> bool:
         if len(tasks) != 1 or tasks[0].status is not TaskStatus.PENDING:
             return False
         Statement(ssn).take_in(tasks[0], node_name)
-        node = ssn.nodes[node_name]
-        if not node.used.less_equal_with_resources_name(node.allocatable, ZERO)[0]:
+        if overcommitted_in(ssn.nodes[node_name]):
             return False
     return True
 

@@ -2,6 +2,7 @@
 
 from py_volcano.framework.arguments import Arguments, NoArgs
 from py_volcano.framework.backlog import shares_backlog
+from py_volcano.framework.cluster_total import overcommitted_in
 from py_volcano.framework.conf import PluginOption, SchedulerConf, default_conf_text, parse_conf
 from py_volcano.framework.cycle import run_cycle
 from py_volcano.framework.extension_points import (
@@ -53,6 +54,7 @@ __all__ = [
     "end_session",
     "open_session",
     "ordered",
+    "overcommitted_in",
     "parse_conf",
     "report_session",
     "run_cycle",

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from py_volcano.api import ZERO, NodeInfo, Resource
 
-__all__ = ["NodeTotals"]
+__all__ = ["NodeTotals", "overcommitted_in"]
 
 
 def _amounts(resource: Resource, names: list[str]) -> str:
@@ -31,9 +31,14 @@ def _share(node: NodeInfo) -> Resource:
     return node.allocatable.clone().set_max_resource(node.used)
 
 
+def overcommitted_in(node: NodeInfo) -> list[str]:
+    """The dimensions in which the node's pods use more than it allocates (none: not overcommitted)."""
+    return node.used.less_equal_with_resources_name(node.allocatable, ZERO)[1]
+
+
 def _verdict(node: NodeInfo) -> str | None:
-    fits, short = node.used.less_equal_with_resources_name(node.allocatable, ZERO)
-    if fits:
+    short = overcommitted_in(node)
+    if not short:
         return None
     return (
         f"node {node.name}: its pods use more {', '.join(short)} than it allocates "
