@@ -259,6 +259,9 @@ class Store:
         self.built_jobs = BuiltJobs()  # and its jobs
         self.pod_order = PodOrder()  # the usable pods in snapshot order
         self.pod_templates = PodTemplates()  # pods' spec parts by template, parsed once
+        self._priority_classes: dict[str, PriorityClassSpec] | None = None  # by name, until one changes
+        #: Until the pods' first listing ends or the first snapshot: pod changes are noted in bulk.
+        self._pods_in_bulk = True
         #: The PodGroup keys the last snapshot looked at (all but its carried jobs', `_excluding`), and
         #: those whose record was put or dropped since.
         self._groups_shown: dict[str, None] = {}
@@ -439,6 +442,8 @@ class Store:
 
     def _put(self, kind: Kind, key: str, obj: Mapping[str, Any], version: int, uid: str) -> None:
         raw, template = encode_pod(obj) if kind is PODS else (None, None)
+        if kind is PRIORITY_CLASSES:
+            self._priority_classes = None
         previous = self.records[kind.name].get(key)
         if raw is not None and previous is not None and previous.uid == uid and previous.raw == raw:
             previous.version = version  # only what the scheduler does not read changed (conditions, IPs)
@@ -453,8 +458,12 @@ class Store:
         if kind is NODES and previous is not None and _same_node(previous.spec, record.spec):
             return  # a heartbeat: only what the scheduler does not read changed
         self.touch()
-        self._note_change(kind, previous.spec if previous is not None else None, record.spec)
-        self._note_outside(kind, key, previous.spec if previous is not None else None, record.spec)
+        before = previous.spec if previous is not None else None
+        if kind is PODS and self._pods_in_bulk:
+            self._note_pod_in_bulk(before, record.spec)
+        else:
+            self._note_change(kind, before, record.spec)
+            self._note_outside(kind, key, before, record.spec)
         if kind is PRIORITY_CLASSES:
             self._reparse_pods()
         elif kind is PODS:
@@ -536,6 +545,8 @@ class Store:
 
     def _drop(self, kind: Kind, key: str) -> None:
         record = self.records[kind.name].pop(key, None)
+        if kind is PRIORITY_CLASSES:
+            self._priority_classes = None
         self.unusable[kind.name].pop(key, None)
         if kind is POD_GROUPS:
             self._groups_touched.add(key)
@@ -577,13 +588,7 @@ class Store:
             if previous is None or current is None or previous != current:  # a resync's copy changes nothing
                 self.outside_changes += 1
             return
-        for pod, step in ((previous, -1), (current, 1)):
-            if pod is not None and pod.group:
-                count = self._named.get(pod.job_id, 0) + step
-                if count:
-                    self._named[pod.job_id] = count
-                else:
-                    del self._named[pod.job_id]
+        self._count_named(previous, current)
         ours = self.scheduler_name
         was = previous.task.node_name if previous is not None else ""
         now = current.task.node_name if current is not None else ""
@@ -599,6 +604,31 @@ class Store:
                 self.outside_changes += 1
         elif moved or (current is None and previous is not None and not was and previous.scheduler_name == ours):
             self.outside_changes += 1
+
+    def _count_named(self, previous: ParsedPod | None, current: ParsedPod | None) -> None:
+        """Keep `_named` (how many pods name each PodGroup) through one pod's change."""
+        for pod, step in ((previous, -1), (current, 1)):
+            if pod is not None and pod.group:
+                count = self._named.get(pod.job_id, 0) + step
+                if count:
+                    self._named[pod.job_id] = count
+                else:
+                    del self._named[pod.job_id]
+
+    def _note_pod_in_bulk(self, previous: ParsedPod | None, current: ParsedPod | None) -> None:
+        """Note a pod's change while the pods' first listing runs, before any snapshot, in bulk (a restart
+        lists 150,000 pods): the first snapshot builds every job and takes every pod as it is, so there
+        is no job to mark dirty, no backed-off job to single out (every one may change), no kept
+        session to tell of arrivals or outside binds. What outlives the first snapshot is kept: the
+        counts of pods naming each PodGroup, whether a fraction arrived, and that work did."""
+        self._count_named(previous, current)
+        self.changes.everything = True
+        if current is None:
+            return
+        if not self.fractional and not whole_resource(current.task.resreq):
+            self.fractional = True
+        if not current.task.node_name and current.scheduler_name == self.scheduler_name:
+            self.work_arrived.set()
 
     def _queue_of(self, pod: ParsedPod) -> str | None:
         """The queue whose figures count the pod: its own without a PodGroup, else its group's (None: none yet)."""
@@ -731,9 +761,13 @@ class Store:
         """Return the usable parsed specs of `kind`."""
         return [record.spec for record in self.records[kind.name].values() if record.spec is not None]
 
-    def priority_classes(self) -> dict[str, PriorityClassSpec]:
-        """Return the priority classes by name."""
-        return {pc.name: pc for pc in self.specs(PRIORITY_CLASSES)}
+    def priority_classes(self) -> Mapping[str, PriorityClassSpec]:
+        """Return the priority classes by name (read only: kept until one changes; every pod a listing
+        brings reads them)."""
+        classes = self._priority_classes
+        if classes is None:
+            classes = self._priority_classes = {pc.name: pc for pc in self.specs(PRIORITY_CLASSES)}
+        return classes
 
     def has(self, kind: Kind, key: str) -> bool:
         """Return whether an object of `kind` with `key` is in the store (usable or not)."""
@@ -845,6 +879,7 @@ class Store:
         of the snapshot's jobs (`api.Settled`, kept by the store between snapshots).
         """
         self.drop_arrivals()
+        self._pods_in_bulk = False
         nodes: list[NodeSpec] = sorted(self.specs(NODES), key=lambda node: node.name)
         queues = self._queues()
         pdbs: list[PdbSpec] = sorted(self.specs(PDBS), key=lambda pdb: pdb.key)
@@ -1075,6 +1110,7 @@ class Listing:
             store._drop(kind, key)
         store.tombstones[kind.name] = {key: v for key, v in store.tombstones[kind.name].items() if v > version}
         if kind is PODS:
+            store._pods_in_bulk = False
             store._settle_overlays(listed_unbound=store._unbound_pods(), started=self.started)
         if kind.name not in store.synced:
             store.synced.add(kind.name)

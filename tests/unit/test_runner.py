@@ -372,13 +372,14 @@ def test_without_a_kept_session_arrivals_are_not_kept() -> None:
     from py_volcano.cache.store import NODES, PODS
     from py_volcano.runner import Runner
     from py_volcano.settings import Settings
-    from tests.unit.cache.test_store import node, pod
+    from tests.unit.cache.test_store import node, pod, reconcile
 
     async def scenario() -> tuple[dict[str, None], dict[str, None]]:
         client = ApiClient(Credentials(server="http://127.0.0.1:9"))
         try:
             runner = Runner(Settings(), client, ConfFile(None, default_registry()), registry=default_registry())
             store = runner.store
+            reconcile(store, PODS, [], version=0, started=0.0)  # pods listed: each change is noted on its own
             store.apply_event(NODES, "ADDED", node("n1", rv=1))
             store.apply_event(PODS, "ADDED", pod("waits", rv=2))
             store.apply_event(PODS, "ADDED", pod("bound", rv=3, node="n1"))

@@ -13,7 +13,7 @@ from py_volcano.cache.store import POD_GROUPS, PODS, Store
 from py_volcano.registry import default_registry
 from py_volcano.runner import ConfFile, Runner
 from py_volcano.settings import Settings
-from tests.unit.cache.test_store import pod, pod_group
+from tests.unit.cache.test_store import pod, pod_group, reconcile
 
 
 def test_a_new_unbound_pod_of_ours_or_a_changed_pod_group_is_new_work() -> None:
@@ -22,6 +22,7 @@ def test_a_new_unbound_pod_of_ours_or_a_changed_pod_group_is_new_work() -> None:
 
     async def scenario() -> list[bool]:
         store = Store(scheduler_name="py-volcano")
+        reconcile(store, PODS, [], version=0, started=0.0)  # pods listed: each change is noted on its own
         seen = []
 
         def arrived(kind: Any, obj: dict[str, Any]) -> bool:

@@ -8,11 +8,12 @@ from typing import Any
 
 from py_volcano.api import TaskStatus
 from py_volcano.cache.store import NODES, POD_GROUPS, PODS, PRIORITY_CLASSES, QUEUES, Store
-from tests.unit.cache.test_store import node, pod, pod_group
+from tests.unit.cache.test_store import node, pod, pod_group, reconcile
 
 
 def _store() -> Store:
     store = Store(scheduler_name="py-volcano")
+    reconcile(store, PODS, [], version=0, started=0.0)  # pods listed: each change is noted on its own
     store.apply_event(NODES, "ADDED", node("n1", rv=1))
     return store
 

@@ -10,7 +10,7 @@ import pytest
 from py_volcano.api import JobID, PodGroupPhase
 from py_volcano.cache.backoff import Backoff
 from py_volcano.cache.store import NODES, POD_GROUPS, PODS, QUEUES, Changes, Store
-from tests.unit.cache.test_store import node, pod, pod_group
+from tests.unit.cache.test_store import node, pod, pod_group, reconcile
 
 A, B = JobID("ns/a"), JobID("ns/b")
 
@@ -136,6 +136,7 @@ def test_a_changed_configuration_wakes_every_job(backoff: Backoff, clock: list[f
 def store() -> Store:
     """A store with one node, whose changes so far are taken."""
     created = Store(scheduler_name="py-volcano")
+    reconcile(created, PODS, [], version=0, started=0.0)  # pods listed: each change is noted on its own
     created.apply_event(NODES, "ADDED", node("n1", rv=1))
     created.take_changes()
     return created

@@ -417,7 +417,7 @@ def test_a_snapshot_lists_pods_in_creation_order_whatever_the_event_order(store:
 
 def test_a_pod_is_read_again_from_its_kept_manifest_when_its_priority_class_arrives(store: Store) -> None:
     """The kept manifest (compact JSON) is what a PriorityClass change parses again: a pod without
-    spec.priority takes its class's value once the class is known."""
+    spec.priority takes its class's value once the class is known, and loses it when it is deleted."""
     waiting = pod("p", rv=10)
     waiting["spec"]["priorityClassName"] = "high"
     store.apply_event(PODS, "ADDED", waiting)
@@ -428,3 +428,6 @@ def test_a_pod_is_read_again_from_its_kept_manifest_when_its_priority_class_arri
     store.apply_event(classes, "ADDED", {"metadata": {"name": "high", "resourceVersion": "11"}, "value": 1000})
     after = store.pod("ns/p")
     assert after is not None and after.task.priority == 1000 and after.task.priority_class_name == "high"
+    store.apply_event(classes, "DELETED", {"metadata": {"name": "high", "resourceVersion": "12"}, "value": 1000})
+    gone = store.pod("ns/p")
+    assert gone is not None and gone.task.priority == 0  # and once it is deleted, the class is forgotten
