@@ -18,6 +18,7 @@ binds and evictions in flight finish, flush status, release the Lease, stop the 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gc
 import hashlib
@@ -97,6 +98,8 @@ _HTTP_SERVERS = ("metrics-server", "secure-metrics-server")
 
 #: Seconds shutdown waits for each step (status flush, watches) before going on.
 _SHUTDOWN_STEP_TIMEOUT = 10.0
+#: Seconds the events still waiting at shutdown may take, once the status writes are sent.
+_SHUTDOWN_EVENTS_GRACE = 2.0
 
 
 @dataclass(slots=True)
@@ -359,10 +362,7 @@ class Runner:
             await asyncio.wait({loop_task})
         if self.in_flight:
             await asyncio.wait(set(self.in_flight))
-        try:
-            await asyncio.wait_for(self.status.flush(), timeout=_SHUTDOWN_STEP_TIMEOUT)
-        except TimeoutError:
-            log.error("status_flush_timeout", seconds=_SHUTDOWN_STEP_TIMEOUT)
+        await self._flush_status()
         self.leader_stop.set()
         if self.leader is not None:
             await self.leader.release()
@@ -374,6 +374,22 @@ class Runner:
         for name in servers:
             self.tasks[name].cancel()
         await self._wait_tasks(servers)
+
+    async def _flush_status(self) -> None:
+        """Send the status writes queued (an error when they take over `_SHUTDOWN_STEP_TIMEOUT`), then the
+        events for at most `_SHUTDOWN_EVENTS_GRACE` seconds: the rest are dropped with a warning, as
+        client-go's recorder drops what its broadcaster still holds when it shuts down."""
+        status = self.status
+        status.hold_events()
+        try:
+            await asyncio.wait_for(status.flush(), timeout=_SHUTDOWN_STEP_TIMEOUT)
+        except TimeoutError:
+            log.error("status_flush_timeout", seconds=_SHUTDOWN_STEP_TIMEOUT)
+        status.hold_events(False)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(status.flush(), timeout=_SHUTDOWN_EVENTS_GRACE)
+        if status.events_waiting:
+            log.warning("events_dropped", count=status.events_waiting, reason="shutting down")
 
     def _serve_http(self) -> None:
         """Spawn the plain endpoint and, with --secure-listen-address, the secure /metrics one."""

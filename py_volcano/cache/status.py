@@ -191,6 +191,8 @@ class StatusWriter:
         self._event_time = (0.0, "")
         self._wakeup = asyncio.Event()
         self._drain_lock = asyncio.Lock()
+        #: Whether events wait while status writes go (`hold_events`: at shutdown, statuses first).
+        self._events_held = False
         self.unwritten = False
         self._annotations = AnnotationRecords()
         #: Whether the explain and figures annotations are written (off once RBAC refuses them).
@@ -386,6 +388,17 @@ class StatusWriter:
             self._wakeup.clear()
             await self.flush()
 
+    def hold_events(self, held: bool = True) -> None:
+        """Send no event until released: the status writes queued go on, and a flush ends once they are
+        sent (shutdown sends statuses first, then events as time allows; a burst can leave thousands of
+        `Scheduled` events waiting behind its binds)."""
+        self._events_held = held
+
+    @property
+    def events_waiting(self) -> int:
+        """How many event writes (new series or series updates) wait to be sent."""
+        return len(self._events)
+
     async def flush(self) -> None:
         """Send everything queued (and whatever is queued meanwhile), `concurrency` writes at a time."""
         async with self._drain_lock:
@@ -406,6 +419,8 @@ class StatusWriter:
             if written not in self._in_flight:
                 self._in_flight.add(written)
                 return written, self._pending.pop(key)
+        if self._events_held:
+            return None
         event = self._events.pop()
         return None if event is None else (None, event)
 

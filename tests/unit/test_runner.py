@@ -8,7 +8,7 @@ import os
 import time
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import structlog
@@ -390,3 +390,38 @@ def test_without_a_kept_session_arrivals_are_not_kept() -> None:
             await client.close()
 
     assert asyncio.run(scenario()) == ({}, {})
+
+
+def test_shutdown_sends_the_statuses_then_gives_up_on_events_after_their_grace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Status writes go first and all of them; events waiting behind a burst's binds get
+    `_SHUTDOWN_EVENTS_GRACE` seconds, then are dropped with a warning, not a 10 s timeout and an error."""
+    from py_volcano import runner as runner_module
+    from py_volcano.cache import ApiClient, Credentials, StatusWriter
+    from py_volcano.runner import Runner
+    from py_volcano.settings import Settings
+    from tests.unit.cache.test_status_writes import Answered, _bound
+
+    monkeypatch.setattr(runner_module, "_SHUTDOWN_EVENTS_GRACE", 0.2)
+
+    async def scenario() -> tuple[list[str], list[MutableMapping[str, Any]], float]:
+        client = ApiClient(Credentials(server="http://127.0.0.1:9"))
+        try:
+            runner = Runner(Settings(), client, ConfFile(None, default_registry()), registry=default_registry())
+            answered = Answered(events_stuck=True)
+            runner.status = StatusWriter(cast(ApiClient, answered), scheduler_name="py-volcano")
+            _bound(runner.status, 40)
+            began = time.monotonic()
+            with capture_logs() as logs:
+                await runner._flush_status()
+            return answered.arrived, logs, time.monotonic() - began
+        finally:
+            await client.close()
+
+    arrived, logs, took = asyncio.run(scenario())
+    assert arrived == ["status"]
+    told = [entry for entry in logs if entry["log_level"] != "debug"]
+    assert [(entry["event"], entry["log_level"]) for entry in told] == [("events_dropped", "warning")]
+    assert told[0]["count"] == 40 - 16  # the writer's 16 workers each took one that never returned
+    assert took < 2.0

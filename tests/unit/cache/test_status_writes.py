@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+from py_volcano.api import Resource, TaskID, TaskInfo
 from py_volcano.cache.client import ApiClient
 from py_volcano.cache.status import StatusWriter, _StatusPatch
 
@@ -63,3 +64,44 @@ def test_a_newer_status_waits_for_the_older_write_of_the_same_object() -> None:
     client = asyncio.run(play())
     assert [allocated for name, allocated in client.arrived if name == "q"] == ["1", "2"]
     assert client.most_at_once[f"{QUEUES}/q/status"] == 1
+
+
+class Answered:
+    """Answers every write 200 at once, except event writes while `events_stuck` (they never return);
+    records the kind of each write that arrived."""
+
+    def __init__(self, *, events_stuck: bool = False) -> None:
+        self.events_stuck = events_stuck
+        self.arrived: list[str] = []
+
+    async def request(self, method: str, path: str, **kwargs: Any) -> tuple[int, Any]:
+        event = "/events" in path
+        if event and self.events_stuck:
+            await asyncio.Event().wait()
+        self.arrived.append("event" if event else "status")
+        return 200, {}
+
+
+def _bound(writer: StatusWriter, count: int) -> None:
+    """Queue a Queue status and `count` Scheduled events, as binds record them."""
+    writer._pending[("Queue", "q")] = _patch("q", "1")
+    for i in range(count):
+        task = TaskInfo(uid=TaskID(f"uid-{i}"), name=f"p{i}", namespace="ns", resreq=Resource())
+        writer.record_bind(task, "n1")
+
+
+def test_held_events_wait_while_the_status_writes_go() -> None:
+    """With events held a flush sends the status writes and ends; the events wait for the next flush."""
+
+    async def play() -> tuple[list[str], int, list[str], int]:
+        client = Answered()
+        writer = StatusWriter(cast(ApiClient, client), scheduler_name="py-volcano", concurrency=4)
+        _bound(writer, 3)
+        writer.hold_events()
+        await writer.flush()
+        first, waiting = list(client.arrived), writer.events_waiting
+        writer.hold_events(False)
+        await writer.flush()
+        return first, waiting, client.arrived[len(first) :], writer.events_waiting
+
+    assert asyncio.run(play()) == (["status"], 3, ["event"] * 3, 0)
