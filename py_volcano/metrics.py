@@ -389,7 +389,8 @@ class Metrics:
         """Update every job's record (a job gone loses its record); return each namespace's allocated.
 
         A settled job (`ClusterInfo.settled`: every task running, no cycle changes it) keeps its record;
-        its share is recomputed when the cluster's total changes."""
+        its share is recomputed as it joins the settled ones (one that settled at sight may have changed
+        since its last record) and when the cluster's total changes."""
         now = self.clock()
         jobs = dict(self._jobs)  # a scrape may be reading the last ones
         settled = cluster.settled.entries
@@ -417,12 +418,8 @@ class Metrics:
             if used is None:
                 used = namespaces[job.namespace] = Resource()
             used.add(job.allocated)
-        if shares.total != self._settled_total:
-            fresh = list(settled)
-        elif self._settled.joined is None:
-            fresh = list(settled.keys() - jobs.keys())
-        else:
-            fresh = [uid for uid in self._settled.joined if uid not in jobs]
+        joined = self._settled.joined  # one that settled at sight may have changed since its record
+        fresh = list(settled) if shares.total != self._settled_total or joined is None else joined
         self._settled_total = shares.total
         for uid in fresh:  # every task is bound or runs: ready
             job = settled[uid].job

@@ -21,7 +21,7 @@ from py_volcano.api.manifests import ParsedPod, PdbSpec, PriorityClassSpec, Reso
 from py_volcano.api.node_info import NodeInfo, NodeSpec
 from py_volcano.api.queue_info import DEFAULT_QUEUE, QueueInfo
 from py_volcano.api.results import POD_UNSCHEDULABLE
-from py_volcano.api.settled import Settled, settles
+from py_volcano.api.settled import Settled, at_sight, settles
 from py_volcano.api.types import TERMINATED, JobID, PodGroupPhase, QueueID, TaskStatus
 
 __all__ = ["ClusterInfo", "SkippedPod", "shadow_group_name"]
@@ -176,16 +176,25 @@ class ClusterInfo:
         if backlog is not None:
             info.backlog = backlog
         if settled is not None:
-            info._settle(settled, token, taken - foreign, carried)
+            info._settle(settled, token, taken, foreign, carried)
         return info
 
-    def _settle(self, settled: Settled, token: object, taken: set[JobID], carried: Mapping[JobID, BuiltJob]) -> None:
-        """Keep the `carried` jobs settled and move the `taken` jobs that settle (`api.settled.settles`)
-        out of `jobs` into `settled` (no new one when a job is not `whole`)."""
+    def _settle(
+        self,
+        settled: Settled,
+        token: object,
+        taken: set[JobID],
+        foreign: set[JobID],
+        carried: Mapping[JobID, BuiltJob],
+    ) -> None:
+        """Keep the `carried` jobs settled and move out of `jobs` into `settled` the `taken` jobs that
+        settle (`api.settled.settles`) and the others, not `foreign`, that settle at sight
+        (`api.settled.at_sight`); no new one when a job is not `whole`."""
         if settled.token is not token:
             settled.reset(token)
         built = self.built_jobs
         fresh: dict[JobID, BuiltJob] = {}
+        sighted: list[JobID] = []
         whole = True
         queues = self.queues
         for key, job in self.jobs.items():
@@ -195,14 +204,20 @@ class ClusterInfo:
             entry.settled = False
             if not entry.whole:
                 whole = False
-            elif key in taken and settles(job, entry, token, queues):
+            elif key in foreign:
+                continue
+            elif key in taken and entry.status is not None:
+                if settles(job, entry, token, queues):
+                    fresh[key] = entry
+            elif at_sight(job, queues):
                 fresh[key] = entry
+                sighted.append(key)
         settled.fractional = not whole
         if not whole:
-            fresh = {}  # and the store carries none while a job requests a fraction
+            fresh, sighted = {}, []  # and the store carries none while a job requests a fraction
         for entry in fresh.values():
             entry.settled = True
-        settled.update(carried, fresh)
+        settled.update(carried, fresh, sighted)
         if fresh:
             self.jobs = {key: job for key, job in self.jobs.items() if key not in fresh}
         self.settled = settled

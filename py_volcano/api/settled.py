@@ -32,6 +32,7 @@ __all__ = [
     "SettledFollower",
     "SettledSums",
     "SettledUpdate",
+    "at_sight",
     "settles",
     "whole",
     "whole_resource",
@@ -83,6 +84,28 @@ def settles(job: JobInfo, entry: BuiltJob, token: object, queues: Mapping[QueueI
         and job.pod_group.network_topology is None
         and not job.fit_errors
         and not job.job_fit_error
+    )
+
+
+def at_sight(job: JobInfo, queues: Mapping[QueueID, object]) -> bool:
+    """Whether a job no cycle decided a status for settles as the snapshot builds it: its PodGroup is
+    Running, every task is bound to its node or runs, there are at least minAvailable of them and every
+    role's minimum (gang's job-ready verdict, which reads nothing else, holds), its queue exists, and it
+    has no network topology and no fit error. A cycle under a configuration that settles jobs would
+    change nothing of it and decide it Running with no Unschedulable message, as `settles` asks; the
+    next session decides that status (`Settled.undecided`)."""
+    if job.phase is not PodGroupPhase.RUNNING:
+        return False
+    tasks, placed = len(job.tasks), job.task_status_index
+    held = len(placed.get(TaskStatus.RUNNING, ())) + len(placed.get(TaskStatus.BOUND, ()))
+    return (
+        0 < tasks >= job.min_available
+        and held == tasks
+        and job.queue in queues
+        and job.pod_group.network_topology is None
+        and not job.fit_errors
+        and not job.job_fit_error
+        and job.check_task_ready()
     )
 
 
@@ -210,8 +233,9 @@ class SettledFollower:
         candidates: Iterable[JobID]
         if changes is None:
             candidates, self.joined = records.keys() - jobs.keys() - settled.keys(), None
-        else:  # only the last cycle's jobs and those that left the settled ones can have gone
-            candidates, self.joined = [*self._last, *changes[0]], changes[1]
+        else:  # only the last cycle's jobs and those that left the settled ones (a job settled at sight
+            # may be both) can have gone
+            candidates, self.joined = dict.fromkeys((*self._last, *changes[0])), changes[1]
         self._last = list(jobs)
         return [key for key in candidates if key in records and key not in jobs and key not in settled]
 
@@ -243,6 +267,7 @@ class Settled:
         "fractional",
         "generation",
         "token",
+        "undecided",
     )
 
     def __init__(self, token: object = None) -> None:
@@ -265,6 +290,9 @@ class Settled:
         self.carry_change: CarryChange | None = None
         """How the last `carry`'s mapping differs from the one before it, when `update` took that one
         back; None when unknown."""
+        self.undecided: dict[JobID, None] = {}
+        """The jobs that settled at sight (`at_sight`) whose status no session decided yet, in the order
+        they settled: the next session decides and reports each, once."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -275,6 +303,7 @@ class Settled:
         self.entries, self._sums, self._scalars, self._queues = {}, {}, {}, {}
         self.fractional = False
         self._carry, self.changes, self._settled, self.carry_change = None, None, None, None
+        self.undecided = {}
         self.generation += 1
 
     def carry(self, dirty: Collection[JobID]) -> dict[JobID, BuiltJob]:
@@ -303,9 +332,12 @@ class Settled:
         carry = self._carry
         return carry[1] if carry is not None and carry[0] is carried else None
 
-    def update(self, kept: Mapping[JobID, BuiltJob], fresh: Mapping[JobID, BuiltJob]) -> None:
+    def update(
+        self, kept: Mapping[JobID, BuiltJob], fresh: Mapping[JobID, BuiltJob], sighted: Iterable[JobID] = ()
+    ) -> None:
         """Make `kept` (entries of this set, carried as they are: when it is what `carry` returned,
-        it becomes the entries) and `fresh` the settled jobs; every kept sum follows."""
+        it becomes the entries) and `fresh` the settled jobs, those of `sighted` settled at sight and
+        undecided; every kept sum follows."""
         old = self.entries
         dropped = self.dropped(kept)
         self._carry = None
@@ -324,6 +356,11 @@ class Settled:
             self._settled = None
         new.extend(changed)
         left.extend(changed)
+        undecided = self.undecided
+        if undecided:
+            for key in left:
+                undecided.pop(key, None)
+        undecided.update(dict.fromkeys(sighted))
         self.entries = entries
         self.changes = (left, new)
         self.generation += 1

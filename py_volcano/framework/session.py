@@ -524,7 +524,24 @@ def _result(ssn: Session) -> CycleResult:
     )
     result.job_waits = waits.job_waits(ssn, result.pod_groups)
     result.backed_off = ssn.skipped
+    _decide_sighted(ssn, result)
     return result
+
+
+def _decide_sighted(ssn: Session, result: CycleResult) -> None:
+    """Decide and report the status of each job that settled at sight (`api.settled.at_sight`), as this
+    session would have decided it (nothing the cycle ran could change such a job); the Queue status
+    counted it among the settled ones already. Thereafter it stands, as any settled job's."""
+    settled = ssn.settled
+    if not settled.undecided:
+        return
+    entries, conf = settled.entries, ssn.conf
+    for uid in settled.undecided:
+        entry = entries[uid]
+        entry.status = statuses.pod_group_status(entry.job, ready=ssn.job_ready(entry.job), bound=False)
+        entry.token = conf
+        result.pod_groups[uid] = entry.status
+    settled.undecided = {}
 
 
 def _pod_group_status(ssn: Session, job: JobInfo, built: BuiltJob | None, bound: bool) -> PodGroupStatus:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from py_volcano.api import BuiltJob, JobInfo, Resource, Settled, SettledSums
+from py_volcano.api.settled import at_sight
 from tests.builders import cluster, pod, pod_group
 
 _SCALARS = ("nvidia.com/gpu", "example.com/fpga")
@@ -90,3 +92,52 @@ def test_settled_follows_its_entries_and_keeps_sums_and_scalar_names() -> None:
     settled.update({}, {a: entries[a], b: again})
     assert settled.sums("cpu", lambda job: job.queue, lambda job: ())["default"][0] == 2
     assert set(settled.scalar_names()) == {"nvidia.com/gpu"}
+
+
+def _group(**spec: Any) -> dict[str, Any]:
+    group = pod_group(name="g", phase=spec.pop("phase", "Running"), min_member=spec.pop("min_member", 1))
+    group["spec"].update(spec)
+    return group
+
+
+def _worker(name: str, **fields: Any) -> dict[str, Any]:
+    return pod(name=name, group="g", annotations={"volcano.sh/task-spec": "worker"}, **fields)
+
+
+_PLACED: dict[str, Any] = {"node_name": "n0"}
+
+
+@pytest.mark.parametrize(
+    ("objects", "sighted"),
+    [
+        ([_group(), _worker("a", **_PLACED), _worker("b", **_PLACED)], True),
+        ([_group(), _worker("a", node_name="n0", phase="Pending")], True),  # bound, not yet running
+        ([_group(phase="Inqueue"), _worker("a", **_PLACED)], False),  # a cycle decides its phase
+        ([_group(), _worker("a", **_PLACED), _worker("b")], False),  # a task to place
+        ([_group(), _worker("a", node_name="n0", phase="Succeeded")], False),
+        ([_group(min_member=2), _worker("a", **_PLACED)], False),  # fewer tasks than minMember
+        (  # a role short of its minimum
+            [
+                _group(min_member=2, minTaskMember={"worker": 2}),
+                _worker("a", **_PLACED),
+                pod(name="b", group="g", annotations={"volcano.sh/task-spec": "ps"}, **_PLACED),
+            ],
+            False,
+        ),
+        ([_group(minTaskMember={"worker": 1}), _worker("a", **_PLACED)], True),
+        ([_group(), _worker("a", **_PLACED, spec={"nodeName": "n0"})], True),
+        ([_group(queue="gone"), _worker("a", **_PLACED)], False),  # its queue is missing
+        ([_group(networkTopology={"mode": "hard", "highestTierAllowed": 1}), _worker("a", **_PLACED)], False),
+    ],
+)
+def test_a_job_settles_at_sight_when_no_cycle_can_change_it(objects: list[dict[str, Any]], sighted: bool) -> None:
+    snapshot = cluster(*objects)
+    [job] = snapshot.jobs.values()
+    assert at_sight(job, snapshot.queues) is sighted
+
+
+def test_a_job_with_a_fit_error_does_not_settle_at_sight() -> None:
+    snapshot = cluster(_group(), _worker("a", **_PLACED))
+    [job] = snapshot.jobs.values()
+    job.job_fit_error = "refused"
+    assert not at_sight(job, snapshot.queues)

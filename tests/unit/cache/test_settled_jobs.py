@@ -1,6 +1,7 @@
-"""A running job settles (`api.Settled`) once a cycle under the configuration decided its status: the
-next snapshots leave it out of their jobs while its tasks stay on their nodes, the status writer and
-the metrics keep what they had for it, and it comes back into the session when its pod changes."""
+"""A running job settles (`api.Settled`) once a cycle under the configuration decided its status, or at
+sight when no cycle needs to (`api.settled.at_sight`; the next cycle reports its status once): the next
+snapshots leave it out of their jobs while its tasks stay on their nodes, the status writer and the
+metrics keep what they had for it, and it comes back into the session when its pod changes."""
 
 from __future__ import annotations
 
@@ -22,27 +23,43 @@ _KINDS = {kind.name: kind for kind in KINDS}
 RUNNING = JobID("default/r")
 
 
+def _queue_counts(result: CycleResult) -> dict[str, tuple[int, int, int, float]]:
+    """Per Queue status: its Pending, Inqueue and Running PodGroups, and its allocated CPU."""
+    return {
+        name: (status.pending, status.inqueue, status.running, status.allocated.milli_cpu)
+        for name, status in result.queue_statuses.items()
+    }
+
+
 def _pod_group_writes(writer: StatusWriter) -> list[str]:
     return [name for kind, name in writer._pending if kind == "PodGroup"]
 
 
-def test_a_running_job_settles_after_a_decided_status_and_comes_back_when_its_pod_changes() -> None:
-    running = pod(name="r-0", group="r", cpu="2", node_name="n0")
-    store = fed([node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), running, pod(name="p", cpu="1")])
+def test_a_running_job_settles_at_sight_is_reported_by_its_first_cycle_and_comes_back_when_its_pod_changes() -> None:
+    running = pod(name="r-0", group="r", cpu="2", node_name="n0", phase="Running")
+    objects = [node(name="n0", cpu="8"), pod_group(name="r", phase="Running"), running, pod(name="p", cpu="1")]
+    store = fed(objects)
     conf, registry = load_conf(None), default_registry()
     writer = StatusWriter(cast(ApiClient, object()), scheduler_name="py-volcano")
     metrics = Metrics()
+    afresh = run_cycle(fed(objects).snapshot(), conf, registry)  # every job in the session
 
     first = store.snapshot(token=conf, settle=True)
-    assert RUNNING in first.jobs and not first.settled  # no status decided for it yet
+    assert RUNNING not in first.jobs and list(first.settled.undecided) == [RUNNING]  # settled, no status yet
+    assert [task.name for task in first.nodes["n0"].tasks.values()] == ["r-0"]
     decided = run_cycle(first, conf, registry)
+    assert decided.pod_groups[RUNNING] == afresh.pod_groups[RUNNING]  # reported once, as a session decides it
+    assert decided.pod_groups[RUNNING].phase is PodGroupPhase.RUNNING
+    assert first.settled.entries[RUNNING].status is decided.pod_groups[RUNNING] and not first.settled.undecided
+    assert _queue_counts(decided) == _queue_counts(afresh) == {"default": (0, 1, 1, 3000.0)}
     metrics.observe_cycle(decided, 0.01, first)
     writer.submit(decided)
+    assert RUNNING in writer._groups
     writer._pending.clear()  # as if written
 
-    second = store.snapshot(token=conf, settle=True)
-    assert RUNNING not in second.jobs and second.settled.entries[RUNNING].job is first.jobs[RUNNING]
-    assert [task.name for task in second.nodes["n0"].tasks.values()] == ["r-0"]
+    built = first.settled.entries[RUNNING].job
+    second = store.snapshot(token=conf, settle=True)  # the store's settled jobs: one object for every snapshot
+    assert RUNNING not in second.jobs and second.settled.entries[RUNNING].job is built
     assert second.nodes["n0"].idle.milli_cpu == 6000  # its task still counts on its node
     result = run_cycle(second, conf, registry)
     assert RUNNING not in result.pod_groups and RUNNING in result.settled
@@ -58,11 +75,29 @@ def test_a_running_job_settles_after_a_decided_status_and_comes_back_when_its_po
     labelled["metadata"]["labels"] = {"changed": "yes"}
     store.apply_event(_KINDS["Pod"], "MODIFIED", labelled)
     third = store.snapshot(token=conf, settle=True)
-    assert RUNNING in third.jobs and not third.settled
+    assert third.settled.entries[RUNNING].job is not built  # built again
+    assert list(third.settled.undecided) == [RUNNING]
     back = run_cycle(third, conf, registry)
     assert back.pod_groups[RUNNING] == decided.pod_groups[RUNNING]
     writer.submit(back)
     assert RUNNING not in _pod_group_writes(writer)  # the same status as written: nothing to write
+
+
+def test_a_job_settled_at_sight_waits_for_a_session_to_decide_its_status() -> None:
+    """A snapshot whose cycle never ran (it failed) leaves the status undecided: the next session decides
+    and reports it; a job that leaves the settled ones meanwhile is not decided."""
+    gone = pod(name="g-0", cpu="1", node_name="n0", phase="Running")
+    running = [pod_group(name="r", phase="Running"), pod(name="r-0", group="r", node_name="n0")]
+    store = fed([node(name="n0", cpu="8"), *running, gone])
+    conf, registry = load_conf(None), default_registry()
+    first = store.snapshot(token=conf, settle=True)
+    assert len(first.settled.undecided) == 2 and not first.jobs
+    store.apply_event(_KINDS["Pod"], "DELETED", gone)
+    second = store.snapshot(token=conf, settle=True)
+    assert list(second.settled.undecided) == [RUNNING]
+    result = run_cycle(second, conf, registry)
+    assert list(result.pod_groups) == [RUNNING] and result.pod_groups[RUNNING].phase is PodGroupPhase.RUNNING
+    assert not run_cycle(store.snapshot(token=conf, settle=True), conf, registry).pod_groups
 
 
 def test_nothing_settles_under_another_configuration_or_beside_a_fractional_request() -> None:
@@ -173,3 +208,17 @@ def test_a_settled_job_back_for_a_change_it_does_not_read_is_carried_again_unrea
 
     store._pods = reading  # type: ignore[method-assign]
     assert len(cycle().settled) == 2 and read == [[]]
+
+
+def test_a_job_another_scheduler_has_pods_in_does_not_settle_at_sight() -> None:
+    """Its other pods are no tasks of it: a change to them would not bring it back."""
+    store = fed(
+        [
+            node(name="n0", cpu="8"),
+            pod_group(name="r", phase="Running"),
+            pod(name="r-0", group="r", node_name="n0"),
+            pod(name="r-1", group="r", node_name="n0", scheduler="default-scheduler"),
+        ]
+    )
+    snapshot = store.snapshot(token=load_conf(None), settle=True)
+    assert RUNNING in snapshot.jobs and not snapshot.settled
