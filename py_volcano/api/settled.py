@@ -4,13 +4,15 @@ Under a configuration that shares its backlog (`framework.shares_backlog`: enque
 backfill, with the plugins checked there), a job whose every task is bound or runs is taken up by no action
 (enqueue reads Pending groups, allocate and backfill pending tasks) and changed by no plugin. A job
 settles when the snapshot takes it unchanged from the one before (`BuiltJobs.take`) with the status a
-cycle under this configuration decided for it then (`settles`), and when every figure of every job in
-the snapshot is a whole number (milli-CPU, bytes, milli-units, `BuiltJob.whole`): sums over the settled
-jobs, kept as jobs join and leave, then equal the sums a session would take job by job, in any order.
+cycle under this configuration decided for it then (`settles`), or as the snapshot builds it when no
+cycle decided its status yet and none could decide anything but Running (`at_sight`: the next session
+decides that status and reports it once), and when every figure of every job in the snapshot is a
+whole number (milli-CPU, bytes, milli-units, `BuiltJob.whole`): sums over the settled jobs, kept as jobs
+join and leave, then equal the sums a session would take job by job, in any order.
 
 The session never sees a settled job. What plugins and the session read of every job they read per key
-(a queue, a namespace) from `sums`; the cycle reports no status for a settled job: the one decided
-before stands (`entries`).
+(a queue, a namespace) from `sums`; the cycle reports no status for a settled job but one that settled
+at sight and is still `undecided`: the one decided before stands (`entries`).
 """
 
 from __future__ import annotations
