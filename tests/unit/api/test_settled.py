@@ -125,7 +125,6 @@ _PLACED: dict[str, Any] = {"node_name": "n0"}
             False,
         ),
         ([_group(minTaskMember={"worker": 1}), _worker("a", **_PLACED)], True),
-        ([_group(), _worker("a", **_PLACED, spec={"nodeName": "n0"})], True),
         ([_group(queue="gone"), _worker("a", **_PLACED)], False),  # its queue is missing
         ([_group(networkTopology={"mode": "hard", "highestTierAllowed": 1}), _worker("a", **_PLACED)], False),
     ],
