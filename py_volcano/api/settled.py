@@ -72,21 +72,13 @@ def settles(job: JobInfo, entry: BuiltJob, token: object, queues: Mapping[QueueI
     status = entry.status
     if status is None or entry.token is not token or status.phase is not job.phase:
         return False
-    tasks, placed = len(job.tasks), job.task_status_index
-    held = len(placed.get(TaskStatus.RUNNING, ())) + len(placed.get(TaskStatus.BOUND, ()))
     if job.phase is PodGroupPhase.INQUEUE and job.min_resources is None:
-        held += len(placed.get(TaskStatus.BINDING, ()))
-    elif job.phase is not PodGroupPhase.RUNNING:
+        binding = True
+    elif job.phase is PodGroupPhase.RUNNING:
+        binding = False
+    else:
         return False
-    return (
-        not status.unschedulable
-        and 0 < tasks >= job.min_available
-        and held == tasks
-        and job.queue in queues
-        and job.pod_group.network_topology is None
-        and not job.fit_errors
-        and not job.job_fit_error
-    )
+    return not status.unschedulable and _held_in_place(job, queues, binding=binding)
 
 
 def at_sight(job: JobInfo, queues: Mapping[QueueID, object]) -> bool:
@@ -96,10 +88,21 @@ def at_sight(job: JobInfo, queues: Mapping[QueueID, object]) -> bool:
     has no network topology and no fit error. A cycle under a configuration that settles jobs would
     change nothing of it and decide it Running with no Unschedulable message, as `settles` asks; the
     next session decides that status (`Settled.undecided`)."""
-    if job.phase is not PodGroupPhase.RUNNING:
-        return False
+    return (
+        job.phase is PodGroupPhase.RUNNING
+        and _held_in_place(job, queues, binding=False)
+        and job.check_task_ready()
+    )
+
+
+def _held_in_place(job: JobInfo, queues: Mapping[QueueID, object], *, binding: bool) -> bool:
+    """Whether every task of the job holds its node (bound or running; with `binding`, also waiting for
+    its bind to be answered), there are at least minAvailable of them, its queue exists, and it has no
+    network topology and no fit error."""
     tasks, placed = len(job.tasks), job.task_status_index
     held = len(placed.get(TaskStatus.RUNNING, ())) + len(placed.get(TaskStatus.BOUND, ()))
+    if binding:
+        held += len(placed.get(TaskStatus.BINDING, ()))
     return (
         0 < tasks >= job.min_available
         and held == tasks
@@ -107,7 +110,6 @@ def at_sight(job: JobInfo, queues: Mapping[QueueID, object]) -> bool:
         and job.pod_group.network_topology is None
         and not job.fit_errors
         and not job.job_fit_error
-        and job.check_task_ready()
     )
 
 

@@ -222,3 +222,20 @@ def test_a_job_another_scheduler_has_pods_in_does_not_settle_at_sight() -> None:
     )
     snapshot = store.snapshot(token=load_conf(None), settle=True)
     assert RUNNING in snapshot.jobs and not snapshot.settled
+
+
+def test_a_job_waiting_on_its_bind_settles_inqueue_once_a_cycle_decided_it() -> None:
+    """A bind in flight (Binding) holds its node: the Inqueue one-pod group settles the snapshot after the
+    cycle that saw it so, not only once the bind is seen."""
+    store = fed([node(name="n0", cpu="8"), pod(name="a", cpu="1")])
+    conf, registry = load_conf(None), default_registry()
+    placed = run_cycle(store.snapshot(token=conf, settle=True), conf, registry)
+    [(task, node_name)] = placed.binds
+    _record(store, placed)
+    store.assume(task.key, node_name)
+    waiting = store.snapshot(token=conf, settle=True)
+    [job] = waiting.jobs.values()
+    decided = run_cycle(waiting, conf, registry)
+    assert decided.pod_groups[job.uid].phase is PodGroupPhase.INQUEUE
+    _record(store, decided)
+    assert job.uid in store.snapshot(token=conf, settle=True).settled.entries
