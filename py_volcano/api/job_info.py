@@ -13,6 +13,7 @@ from typing import Any
 
 from py_volcano.api.hypernodes import NetworkTopologySpec
 from py_volcano.api.numatopology import PinnedContainer
+from py_volcano.api.records import hot_record
 from py_volcano.api.resource_info import Resource
 from py_volcano.api.topology_spread import TopologySpreadConstraint
 from py_volcano.api.types import JobID, PodGroupPhase, QueueID, TaskID, TaskStatus, is_allocated_status
@@ -193,6 +194,7 @@ class TaskInfo:
 
 
 _new_task = object.__new__
+_NO_NAMES: frozenset[str] = frozenset()
 _NO_ANNOTATIONS: Mapping[str, str] = MappingProxyType({})
 
 
@@ -210,7 +212,7 @@ def _name_index(name: str) -> int | None:
     return index if index in _INT64 else None
 
 
-@dataclass(slots=True, frozen=True)
+@hot_record
 class PodGroupSpec:
     """What the scheduler reads from a PodGroup (or the one-pod group of a pod without one)."""
 
@@ -335,9 +337,14 @@ class JobInfo:
 
     def scalar_names(self) -> frozenset[str]:
         """Return the scalar resources the job's tasks name in their init requests (kept until a task is added)."""
-        if self.scalars is None:
-            self.scalars = frozenset(name for task in self.tasks.values() for name in task.init_resreq.scalars)
-        return self.scalars
+        names = self.scalars
+        if names is None:
+            names = _NO_NAMES
+            for task in self.tasks.values():
+                if task.init_resreq.scalars:
+                    names = names.union(task.init_resreq.scalars)
+            self.scalars = names
+        return names
 
     def update_task_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move the job's copy of `task` (and `task` itself) to `status`, keeping the index and `allocated` right."""

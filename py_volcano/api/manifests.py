@@ -18,6 +18,7 @@ from py_volcano.api.node_info import NodeSpec, Taint
 from py_volcano.api.numatopology import PinnedContainer, pinned_cpus
 from py_volcano.api.quantity import parse_quantity
 from py_volcano.api.queue_info import DEFAULT_QUEUE, NodeGroupAffinity, QueueInfo
+from py_volcano.api.records import hot_record
 from py_volcano.api.resource_info import Resource
 from py_volcano.api.shapes import ShapeError, check_affinity, check_amount, check_selector, check_string_map
 from py_volcano.api.topology_spread import topology_spread_constraints
@@ -121,7 +122,7 @@ class OwnerRef:
     uid: str
 
 
-@dataclass(slots=True, frozen=True)
+@hot_record
 class ParsedPod:
     """A pod's task plus what links it to a job: its group annotation, queue annotation, scheduler, and the
     controller that owns it (the PodGroup controller groups pods by it)."""

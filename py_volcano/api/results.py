@@ -13,6 +13,7 @@ from enum import Enum
 from typing import Any
 
 from py_volcano.api.job_info import TaskInfo
+from py_volcano.api.records import hot_record
 from py_volcano.api.resource_info import Resource
 from py_volcano.api.settled import SettledUpdate
 from py_volcano.api.types import JobID, PodGroupPhase, QueueState, TaskID
@@ -107,7 +108,7 @@ class QueueStatus:
     allocated: Resource = field(default_factory=Resource)
 
 
-@dataclass(slots=True, frozen=True)
+@hot_record
 class PodGroupStatus:
     """The status the scheduler writes on a PodGroup after a cycle, and the object it goes to.
 

@@ -48,9 +48,10 @@ Key = Callable[[JobInfo], Hashable]
 
 def whole(job: JobInfo) -> bool:
     """Whether every request of the job's tasks and its minResources are whole numbers."""
-    return all(whole_resource(task.resreq) for task in job.tasks.values()) and (
-        job.min_resources is None or whole_resource(job.min_resources)
-    )
+    for task in job.tasks.values():  # a loop, not all() over a generator: every job of a snapshot asks
+        if not whole_resource(task.resreq):
+            return False
+    return job.min_resources is None or whole_resource(job.min_resources)
 
 
 def whole_resource(resource: Resource) -> bool:
@@ -128,7 +129,11 @@ class _Tally:
     def add(self, resource: Resource) -> None:
         self.cpu += resource.milli_cpu
         self.memory += resource.memory
-        for name, value in resource.scalars.items():
+        if resource.scalars:
+            self.add_scalars(resource.scalars)
+
+    def add_scalars(self, scalars: Mapping[str, float]) -> None:
+        for name, value in scalars.items():
             self.scalars[name] = self.scalars.get(name, 0.0) + value
             self.named[name] = self.named.get(name, 0) + 1
 
@@ -169,9 +174,12 @@ class SettledSums:
         tallies = self._tallies.get(key)
         if tallies is None:
             tallies = self._tallies[key] = [_Tally() for _ in figures]
-        for tally, figure in zip(tallies, figures, strict=True):
+        for tally, figure in zip(tallies, figures, strict=True):  # inlines `_Tally.add`: a restart joins every job
             if figure is not None:
-                tally.add(figure)
+                tally.cpu += figure.milli_cpu
+                tally.memory += figure.memory
+                if figure.scalars:
+                    tally.add_scalars(figure.scalars)
         self._cache = None
 
     def leave(self, job: JobID) -> None:

@@ -210,9 +210,29 @@ class KeptJobSums:
         """What a job that settled adds to its queue (`api.Settled.sums`), in `QueueAttr.add_totals`
         order: its kept `JobSums` while it is the job kept and no session changed it, else summed now."""
         entry = self.jobs.get(job.uid)
-        kept = entry is not None and entry[0] is job and entry[1] == job_fingerprint(job)
-        sums = entry[2] if entry is not None and kept else JobSums(job)
+        if entry is not None and entry[0] is job and entry[1] == job_fingerprint(job):
+            sums = entry[2]
+        else:
+            placed = _placed_figures(job)
+            if placed is not None:
+                return placed
+            sums = JobSums(job)
         return sums.allocated, sums.request, sums.inqueue, sums.elastic
+
+
+def _placed_figures(job: JobInfo) -> tuple[Resource | None, ...] | None:
+    """A job's `JobSums` figures read from what it keeps when it has no minResources and no pending task
+    (as every settled job): allocated, request and elastic are then each the sum of its allocated tasks
+    (`JobInfo.allocated`) and it reserves nothing; None for any other job, and for one with a scalar
+    that sums to zero or less (elastic leaves such a scalar out)."""
+    if job.min_resources is not None or TaskStatus.PENDING in job.task_status_index:
+        return None
+    allocated = job.allocated.clone()
+    scalars = allocated.scalars
+    if scalars and min(scalars.values()) <= 0:
+        return None
+    elastic = allocated if allocated.milli_cpu or allocated.memory or scalars else None
+    return allocated, allocated, None, elastic
 
 
 def effective_capability(capability: Resource | None) -> Resource | None:

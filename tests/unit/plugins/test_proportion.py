@@ -7,9 +7,23 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from py_volcano.actions import ACTIONS
-from py_volcano.api import JobID, QueueID, QueueInfo, QueueState, Resource, TaskInfo, TaskStatus, Vote
+from py_volcano.api import (
+    JobID,
+    JobInfo,
+    PodGroupSpec,
+    QueueID,
+    QueueInfo,
+    QueueState,
+    Resource,
+    TaskID,
+    TaskInfo,
+    TaskStatus,
+    Vote,
+)
 from py_volcano.framework import (
     CycleState,
     Registry,
@@ -21,7 +35,7 @@ from py_volcano.framework import (
 )
 from py_volcano.plugins import PLUGINS, proportion
 from py_volcano.plugins.proportion.plugin import STATE_KEY, QueueShares
-from py_volcano.plugins.proportion.queue_attr import KeptJobSums, QueueAttr, real_capability, split_deserved
+from py_volcano.plugins.proportion.queue_attr import JobSums, KeptJobSums, QueueAttr, real_capability, split_deserved
 from tests.builders import cluster, node, pod, pod_group, queue
 
 GI = 1024**3
@@ -536,3 +550,34 @@ def test_a_job_is_summed_again_once_changed_and_a_fractional_one_makes_queues_co
     assert again[0].allocated.milli_cpu == 1000
     fractional = cluster(pod(name="c", cpu="0.0001"))  # 0.1 milli-CPU: sums could round apart
     assert kept.take([*jobs, *fractional.jobs.values()]) is None
+
+
+_RESOURCES = st.builds(
+    Resource,
+    st.integers(0, 4).map(lambda halves: halves * 500),
+    st.sampled_from([0, GI, 3 * GI]),
+    st.dictionaries(st.sampled_from(["nvidia.com/gpu", "example.com/fpga"]), st.integers(0, 2).map(float)),
+)
+_STATUSES = st.sampled_from(list(TaskStatus))
+
+
+@given(tasks=st.lists(st.tuples(_RESOURCES, _STATUSES, _STATUSES), max_size=4), min_resources=st.none() | _RESOURCES)
+def test_a_settled_job_adds_the_figures_its_job_sums_hold(
+    tasks: list[tuple[Resource, TaskStatus, TaskStatus]], min_resources: Resource | None
+) -> None:
+    """What a settling job adds to its queue (read from what the job keeps when it has no pending task and
+    no minResources) equals its `JobSums`, dimension by dimension and scalar names included: also after
+    tasks changed status (a scalar left at zero) and for a job that requests nothing."""
+    job = JobInfo(PodGroupSpec(name="j", namespace="ns", queue="q", min_resources=min_resources))
+    for number, (resreq, status, _) in enumerate(tasks):
+        uid = TaskID(f"t{number}")
+        job.add_task(TaskInfo(uid=uid, name=uid, namespace="ns", resreq=resreq, status=status))
+    for number, (_, _, moved) in enumerate(tasks):
+        job.update_task_status(job.tasks[TaskID(f"t{number}")], moved)
+    sums = JobSums(job)
+
+    def dims(figure: Resource | None) -> object:
+        return None if figure is None else (figure.milli_cpu, figure.memory, figure.scalars)
+
+    settled = [dims(figure) for figure in KeptJobSums().settled_figures(job)]
+    assert settled == [dims(figure) for figure in (sums.allocated, sums.request, sums.inqueue, sums.elastic)]
