@@ -126,13 +126,8 @@ class _Tally:
         self.scalars: dict[str, float] = {}
         self.named: dict[str, int] = {}
 
-    def add(self, resource: Resource) -> None:
-        self.cpu += resource.milli_cpu
-        self.memory += resource.memory
-        if resource.scalars:
-            self.add_scalars(resource.scalars)
-
     def add_scalars(self, scalars: Mapping[str, float]) -> None:
+        """Add scalar amounts (`SettledSums.join` adds CPU and memory itself)."""
         for name, value in scalars.items():
             self.scalars[name] = self.scalars.get(name, 0.0) + value
             self.named[name] = self.named.get(name, 0) + 1
