@@ -329,8 +329,12 @@ async def volcano_phase(
     return figures
 
 
-async def restart_phase(cluster: BenchCluster, *, total: int, pending: int) -> dict[str, Any]:
-    """Time to the first bind of a fresh py-volcano with `total` pods in the cluster, `pending` unbound.
+async def restart_phase(
+    cluster: BenchCluster, *, total: int, pending: int, profile: Path | None = None, profile_seconds: float = 35.0
+) -> dict[str, Any]:
+    """Time to the first bind of a fresh py-volcano with `total` pods in the cluster, `pending` unbound;
+    with `profile`, the restarted process's first `profile_seconds` recorded there by py-spy (at 150,000
+    pods, about its spawn to its first bind).
 
     Its pods stay (deleting 150,000 took ~12 min): the runners run it last and stop the plane next."""
     namespace = await cluster.namespace(f"restart-{secrets.token_hex(2)}")
@@ -361,7 +365,12 @@ async def restart_phase(cluster: BenchCluster, *, total: int, pending: int) -> d
         )
         timeline, probes = CpuTimeline(plane | {"py-volcano": proc.pid}), ProbeWaits(proc.port)
         try:
-            async with timeline, probes:
+            async with contextlib.AsyncExitStack() as stack:
+                await stack.enter_async_context(timeline)
+                await stack.enter_async_context(probes)
+                if profile is not None:
+                    await stack.enter_async_context(PySpy(proc.pid, profile, seconds=profile_seconds))
+                    figures["profiled"], figures["profiled_seconds"] = str(profile), profile_seconds
                 figures["ready_s"] = round(await proc.wait_ready(), 2)
                 result = await watch.result()
             figures["healthz_longest_wait_s"] = probes.longest()
@@ -437,9 +446,11 @@ async def run(
     lease_seconds: int,
     phases: tuple[str, ...] = PHASES,
     profile: Path | None = None,
+    profile_seconds: float = 35.0,
 ) -> dict[str, Any]:
     """Run the e2e `phases` on one control plane; return the records (medians over `repeat`). With
-    `profile`, every `single` phase runs under py-spy, recording into that file (the last one stays)."""
+    `profile`, every `single` phase runs under py-spy, and so does the restarted process for its first
+    `profile_seconds`, recording into that file (the last one stays)."""
     cluster = BenchCluster(lease_seconds=lease_seconds)
     report: dict[str, Any] = {"machine": machine(), "code": code_version(), "load_average_start": load_average()}
     report["phases"] = []
@@ -465,7 +476,11 @@ async def run(
                 print_table([table_row(r) for r in rows], COLUMNS)
         if "restart" in phases:
             report["restart"] = await restart_phase(
-                cluster, total=workload.restart_pods, pending=workload.restart_pending
+                cluster,
+                total=workload.restart_pods,
+                pending=workload.restart_pending,
+                profile=profile,
+                profile_seconds=profile_seconds,
             )
             print_restart(report["restart"])
     finally:
@@ -490,13 +505,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--lease-seconds", type=int, default=1200, help="kwok node Lease duration (40: default cluster)"
     )
-    parser.add_argument("--profile", type=Path, help="record the single phases with py-spy into this file")
+    parser.add_argument(
+        "--profile", type=Path, help="record the single phases and the restarted process with py-spy into this file"
+    )
+    parser.add_argument(
+        "--profile-seconds", type=float, default=35.0, help="how long the restarted process is recorded from its spawn"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     workload = workload_from_args(args)
     phases = tuple(args.phases.split(","))
     report = asyncio.run(
-        run(workload, repeat=args.repeat, lease_seconds=args.lease_seconds, phases=phases, profile=args.profile)
+        run(
+            workload,
+            repeat=args.repeat,
+            lease_seconds=args.lease_seconds,
+            phases=phases,
+            profile=args.profile,
+            profile_seconds=args.profile_seconds,
+        )
     )
     if args.profile is not None:
         print_summary(summarise_profile(args.profile))

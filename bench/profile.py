@@ -104,10 +104,12 @@ def print_summary(summary: dict[str, Any], *, top: int = 25) -> None:
 class PySpy:
     """`py-spy record --pid PID --gil --nonblocking --format raw` while the context is open."""
 
-    def __init__(self, pid: int, path: Path, *, rate: int = 100) -> None:
+    def __init__(self, pid: int, path: Path, *, rate: int = 100, seconds: float | None = None) -> None:
         self.pid = pid
         self.path = path
         self.rate = rate
+        self.seconds = seconds
+        """Stop recording after this many seconds (py-spy's `--duration`) even while the context is open."""
         self.proc: subprocess.Popen[bytes] | None = None
 
     @staticmethod
@@ -123,6 +125,8 @@ class PySpy:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         args = [exe, "record", "--pid", str(self.pid), "--rate", str(self.rate), "--gil", "--nonblocking"]
         args += ["--format", "raw", "--function", "--output", str(self.path)]
+        if self.seconds is not None:
+            args += ["--duration", str(max(1, round(self.seconds)))]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         await asyncio.sleep(0.5)  # attached
         return self
