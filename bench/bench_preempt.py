@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from typing import Any
 
-from bench.synthetic import load
-from py_volcano.framework import run_cycle
+from bench.synthetic import load, timed_cycle
 from py_volcano.registry import default_registry, load_conf
 
 __all__ = ["main", "manifests", "measure"]
@@ -125,12 +123,8 @@ def measure(nodes: int, preemptors: int, *, protected: float = 0.0, topology: bo
     cluster = load(manifests(nodes, preemptors, protected))
     registry = default_registry()
     conf = load_conf(CONF + (TOPOLOGY if topology else ""), registry=registry)
-    started = time.perf_counter()
-    snapshot = cluster.snapshot()
-    snapshot_s = time.perf_counter() - started
-    started = time.perf_counter()
-    result = run_cycle(snapshot, conf, registry)
-    cycle_s = time.perf_counter() - started
+    timed = timed_cycle(cluster, conf, registry)
+    result = timed.result
     assert len(result.evictions) == preemptors, f"{len(result.evictions)} evictions, wanted {preemptors}"
     assert len(result.pipelined) == preemptors, f"{len(result.pipelined)} pipelined, wanted {preemptors}"
     return {
@@ -139,8 +133,8 @@ def measure(nodes: int, preemptors: int, *, protected: float = 0.0, topology: bo
         "preemptors": preemptors,
         "protected": protected,
         "topology": topology,
-        "snapshot_s": round(snapshot_s, 3),
-        "cycle_s": round(cycle_s, 3),
+        "snapshot_s": round(timed.snapshot_s, 3),
+        "cycle_s": round(timed.cycle_s, 3),
         "actions_s": {name: round(s, 3) for name, s in result.action_durations.items()},
         "evictions": len(result.evictions),
         "pipelined": len(result.pipelined),

@@ -3,21 +3,17 @@
 Prints, per size: snapshot time (`Store.snapshot`, as each cycle of the runner), time per action, the
 whole cycle, pods bound and pods placed per second. The collector is handled as the runner handles it:
 the cluster, once built, is frozen out of collections (`wait_synced`) and the collector is paused over
-the snapshot and the cycle (`cache.collector_paused`).
+the snapshot and the cycle (`cache.collector_paused`; `bench.synthetic.timed_cycle`).
 Usage: python -m bench.inmem [--sizes 1000x10000,5000x50000] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import time
 from typing import Any
 
-from bench.synthetic import Shape, build_cluster
-from py_volcano.cache.collector import collector_paused
-from py_volcano.framework import run_cycle
+from bench.synthetic import Shape, build_cluster, timed_cycle
 from py_volcano.logs import configure_logging
 from py_volcano.registry import default_registry, load_conf
 
@@ -30,24 +26,14 @@ def measure(nodes: int, pods: int) -> dict[str, Any]:
     """Run one cycle at this size and return its figures."""
     cluster = build_cluster(Shape(nodes=nodes, pending_pods=pods))
     conf, registry = load_conf(None), default_registry()
-    gc.collect()
-    gc.freeze()
-    try:
-        with collector_paused():
-            started = time.perf_counter()
-            snapshot = cluster.snapshot()
-            snapshot_s = time.perf_counter() - started
-            started = time.perf_counter()
-            result = run_cycle(snapshot, conf, registry)
-            cycle_s = time.perf_counter() - started
-    finally:
-        gc.unfreeze()
+    timed = timed_cycle(cluster, conf, registry)
+    result, cycle_s = timed.result, timed.cycle_s
     placed = len(result.binds) + len(result.pipelined)
     return {
         "nodes": nodes,
         "pending_pods": pods,
-        "jobs": len(snapshot.jobs),
-        "snapshot_s": round(snapshot_s, 3),
+        "jobs": len(timed.snapshot.jobs),
+        "snapshot_s": round(timed.snapshot_s, 3),
         "cycle_s": round(cycle_s, 3),
         "actions_s": {name: round(s, 3) for name, s in result.action_durations.items()},
         "plugins_open_close_s": round(sum(result.plugin_durations.values()), 3),

@@ -14,11 +14,10 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import time
 from typing import Any
 
-from bench.synthetic import Shape, load, manifests
-from py_volcano.framework import default_conf_text, run_cycle
+from bench.synthetic import Shape, load, manifests, timed_cycle
+from py_volcano.framework import default_conf_text
 from py_volcano.logs import configure_logging
 from py_volcano.registry import default_registry, load_conf
 
@@ -78,15 +77,11 @@ def measure(nodes: int) -> dict[str, Any]:
     objects = {"on": with_topology(base) + tree, "off": base + tree}
     row: dict[str, Any] = {"nodes": nodes, "pending_pods": nodes * PODS_PER_NODE, "hypernodes": len(tree)}
     for name in ("off", "on"):
-        cluster = load(objects[name])
-        started = time.perf_counter()
-        snapshot = cluster.snapshot()
-        row[f"{name}_snapshot_s"] = round(time.perf_counter() - started, 3)
         conf = load_conf(confs[name], registry=registry)
-        started = time.perf_counter()
-        result = run_cycle(snapshot, conf, registry)
-        row[f"{name}_cycle_s"] = round(time.perf_counter() - started, 3)
-        row[f"{name}_bound"] = len(result.binds)
+        timed = timed_cycle(load(objects[name]), conf, registry)
+        row[f"{name}_snapshot_s"] = round(timed.snapshot_s, 3)
+        row[f"{name}_cycle_s"] = round(timed.cycle_s, 3)
+        row[f"{name}_bound"] = len(timed.result.binds)
     row["ratio"] = round(row["on_cycle_s"] / row["off_cycle_s"], 3) if row["off_cycle_s"] else None
     return row
 

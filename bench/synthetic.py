@@ -3,13 +3,18 @@ queues; gang jobs of sizes 1 to 64 with priorities. Deterministic for a given se
 
 from __future__ import annotations
 
+import gc
 import random
+import time
 from dataclasses import dataclass
 from typing import Any
 
+from py_volcano.api import ClusterInfo, CycleResult
+from py_volcano.cache.collector import collector_paused
+from py_volcano.framework import Registry, SchedulerConf, run_cycle
 from py_volcano.simulation import InMemoryCluster
 
-__all__ = ["Shape", "build_cluster", "load", "manifests"]
+__all__ = ["Shape", "TimedCycle", "build_cluster", "load", "manifests", "timed_cycle"]
 
 _NODE_TYPES = (
     ({"cpu": "32", "memory": "128Gi", "pods": "110"}, "cpu"),
@@ -87,3 +92,32 @@ def load(objects: list[dict[str, Any]]) -> InMemoryCluster:
 def build_cluster(shape: Shape) -> InMemoryCluster:
     """Generate a synthetic cluster and load it into a store."""
     return load(manifests(shape))
+
+
+@dataclass(frozen=True, slots=True)
+class TimedCycle:
+    """One snapshot and the cycle over it, with the seconds each took."""
+
+    snapshot: ClusterInfo
+    result: CycleResult
+    snapshot_s: float
+    cycle_s: float
+
+
+def timed_cycle(cluster: InMemoryCluster, conf: SchedulerConf, registry: Registry) -> TimedCycle:
+    """Take a snapshot of `cluster` and run one cycle over it, timing each, with the collector handled as
+    `py-volcano run` handles it: the loaded cluster frozen out of collections (`wait_synced`), the
+    collector paused over the snapshot and the cycle (`cache.collector_paused`)."""
+    gc.collect()
+    gc.freeze()
+    try:
+        with collector_paused():
+            started = time.perf_counter()
+            snapshot = cluster.snapshot()
+            snapshot_s = time.perf_counter() - started
+            started = time.perf_counter()
+            result = run_cycle(snapshot, conf, registry)
+            cycle_s = time.perf_counter() - started
+    finally:
+        gc.unfreeze()
+    return TimedCycle(snapshot, result, snapshot_s, cycle_s)
