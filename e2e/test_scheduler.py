@@ -5,6 +5,8 @@ exit codes.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import os
 import re
@@ -18,8 +20,12 @@ from typing import Any
 
 import pytest
 import yaml
+from structlog.testing import capture_logs
 
 from e2e.harness import REPO, Nodes, Rest, Scheduler, node, pod, pod_group, py_volcano, queue, token, wait_for
+from py_volcano.cache.client import ApiClient
+from py_volcano.cache.leader import LeaderElector
+from py_volcano.settings import LeaderSettings
 
 pytest_plugins = ["e2e.fixtures"]
 
@@ -386,6 +392,58 @@ def test_a_leader_whose_lease_is_taken_stops_scheduling_until_the_lease_expires(
     assert _timestamp(lost) - taken_at <= 2.5, "the leader kept leading after losing its Lease"
     assert idle_cycles <= 1, f"{idle_cycles} cycles ended without the Lease (one may have begun before)"
     assert 13.0 <= _timestamp(regained) - taken_at <= 17.0
+
+
+def test_a_release_during_a_renewal_waits_for_it_and_frees_the_lease(
+    control_plane: Any, rest: Rest, namespace: str
+) -> None:
+    """SIGTERM may come while the leader's renewal is on the wire: the release waits for that write and
+    then empties the Lease's holder. (A release that read the Lease before the renewal wrote it got 409
+    Conflict and left the Lease held until it expired: CI saw it once in the chart's upgrade test.) The
+    renewal's PUT is held on its way to the real API server until the release's own PUT is about to go
+    out, or a second at most: the order in which, without the wait, the release's write is the stale one."""
+    lease = token("lease")
+
+    async def scenario() -> tuple[bool, list[str]]:
+        client = await ApiClient.connect(kubeconfig=str(control_plane.kubeconfig))
+        settings = LeaderSettings(namespace=namespace, lease_name=lease, identity="e2e-leader")
+        elector = LeaderElector(client, settings)
+        send = client.request
+        release_writes, renewal_written = asyncio.Event(), asyncio.Event()
+        puts = 0
+
+        async def on_the_wire(method: str, path: str, **kwargs: Any) -> Any:
+            nonlocal puts
+            if method != "PUT" or path != elector.path:
+                return await send(method, path, **kwargs)
+            puts += 1
+            if puts == 1:  # the renewal
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(release_writes.wait(), timeout=1.0)
+                try:
+                    return await send(method, path, **kwargs)
+                finally:
+                    renewal_written.set()
+            release_writes.set()
+            await renewal_written.wait()
+            return await send(method, path, **kwargs)
+
+        try:
+            assert await elector.try_acquire_or_renew()
+            setattr(client, "request", on_the_wire)  # noqa: B010 (an instance attribute, for this test)
+            with capture_logs() as logs:
+                renewal = asyncio.create_task(elector.try_acquire_or_renew())
+                await asyncio.sleep(0.05)
+                await elector.release()
+                await renewal
+            return elector.is_leader(), [str(line["event"]) for line in logs]
+        finally:
+            await client.close()
+
+    leading, events = asyncio.run(scenario())
+    assert "lease_released" in events and "lease_release_failed" not in events, events
+    assert not leading
+    assert _lease_holder(rest, namespace, lease) == "", "the Lease is still held after the release"
 
 
 def test_an_api_server_restart_under_load_loses_no_pod_and_binds_nothing_twice(

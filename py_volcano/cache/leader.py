@@ -75,6 +75,7 @@ class LeaderElector:
         self._observed: tuple[Any, ...] = ()
         self._observed_at = 0.0
         self._expiry = 0.0
+        self._attempt = asyncio.Lock()
         self.changed = asyncio.Event()
 
     @property
@@ -99,6 +100,10 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         """Make one attempt; return whether this instance leads afterwards."""
+        async with self._attempt:
+            return await self._try_acquire_or_renew()
+
+    async def _try_acquire_or_renew(self) -> bool:
         sent_at, now = self.monotonic(), self.wall()
         try:
             status, lease = await self.client.request("GET", self.path)
@@ -119,7 +124,13 @@ class LeaderElector:
             return self._failed(str(exc))
 
     async def release(self) -> None:
-        """Give the Lease up (empty holderIdentity) so that a standby takes over at once."""
+        """Give the Lease up (empty holderIdentity) so that a standby takes over at once. A renewal in
+        flight finishes first: its write would otherwise change the Lease's resourceVersion under the
+        release's and the release would get 409 Conflict, leaving the Lease held until it expires."""
+        async with self._attempt:
+            await self._release()
+
+    async def _release(self) -> None:
         if not self._leading:
             return
         self._leading = False
