@@ -357,6 +357,25 @@ class BenchCluster:
             "per_s": round(len(bodies) / (ended - began), 1) if ended > began else 0.0,
         }
 
+    async def until_running(self, namespace: str, *, timeout: float = 1800) -> float:
+        """Wait until every pod of `namespace` is Running (kwok marks a bound pod Running some time after
+        its creation); return the seconds waited. Asked of the API server's watch cache (resourceVersion
+        0), filtered by `status.phase`, every 2 s."""
+        began = time.monotonic()
+        params = {"fieldSelector": "status.phase!=Running", "resourceVersion": "0"}
+        path = f"/api/v1/namespaces/{namespace}/pods"
+        await self._until(
+            f"every pod of {namespace} Running",
+            lambda: self._none(path, params),
+            timeout=timeout,
+            interval=2.0,
+        )
+        return time.monotonic() - began
+
+    async def _none(self, path: str, params: dict[str, str]) -> bool:
+        body = await self.ok("GET", path, params=params)
+        return not body.get("items")
+
     async def count_pods(self, namespace: str) -> int:
         """Return the number of pods in `namespace` (a paged LIST of names only would be nicer; pods are small)."""
         body = await self.ok(

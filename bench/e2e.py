@@ -11,10 +11,11 @@ Phases, at each node count (`--nodes`, default 1,000 and 5,000):
 and once, at the largest node count:
 
 * `restart`: `--restart-pods` pods in the cluster, all but `--restart-pending` of them created bound
-  (`spec.nodeName`) while a scheduler runs; the scheduler is stopped, the pending pods are created, and a
-  fresh `py-volcano run` starts: time from its spawn to /readyz, to the first bind seen and to the last;
-  the longest its /healthz kept a caller waiting meanwhile (asked every 0.25 s: how long its event loop
-  was held); its peak RSS (VmHWM) with everything cached.
+  (`spec.nodeName`) while a scheduler runs; once kwok has marked them all Running (`--restart-unsettled`:
+  at once) the scheduler is stopped, the pending pods are created, and a fresh `py-volcano run` starts:
+  time from its spawn to /readyz, to the first bind seen and to the last; the longest its /healthz kept
+  a caller waiting meanwhile (asked every 0.25 s: how long its event loop was held); its peak RSS
+  (VmHWM) with everything cached.
 
 Figures of a scheduling phase (the clock is the benchmark's; creation and binds as a watch in a separate
 process saw them):
@@ -28,7 +29,7 @@ process saw them):
 * `rss_mib`: VmHWM of the py-volcano process at the end of the phase (a fresh process per phase).
 
 Usage: python -m bench.e2e [--nodes 1000,5000] [--pods 10000] [--gangs 20] [--gang-size 500]
-       [--restart-pods 50000] [--restart-pending 5000] [--repeat 1] [--quick] [--json]
+       [--restart-pods 50000] [--restart-pending 5000] [--restart-unsettled] [--repeat 1] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -330,11 +331,19 @@ async def volcano_phase(
 
 
 async def restart_phase(
-    cluster: BenchCluster, *, total: int, pending: int, profile: Path | None = None, profile_seconds: float = 35.0
+    cluster: BenchCluster,
+    *,
+    total: int,
+    pending: int,
+    settle: bool = True,
+    profile: Path | None = None,
+    profile_seconds: float = 35.0,
 ) -> dict[str, Any]:
     """Time to the first bind of a fresh py-volcano with `total` pods in the cluster, `pending` unbound;
-    with `profile`, the restarted process's first `profile_seconds` recorded there by py-spy (at 150,000
-    pods, about its spawn to its first bind).
+    with `settle`, the restart comes once kwok has marked every bound pod Running (a cluster at rest, as a
+    scheduler restarting in a live cluster finds it), else right after their creation; with `profile`, the
+    restarted process's first `profile_seconds` recorded there by py-spy (at 150,000 pods, about its
+    spawn to its first bind).
 
     Its pods stay (deleting 150,000 took ~12 min): the runners run it last and stop the plane next."""
     namespace = await cluster.namespace(f"restart-{secrets.token_hex(2)}")
@@ -350,6 +359,9 @@ async def restart_phase(
         figures["create_bound_s"] = created["seconds"]
         # let the running scheduler's watch catch up before reading its memory; how busy the plane still is
         figures["plane_cores_after_create"] = await cpu_cores(cluster.plane.pids(), seconds=5.0)
+        if settle:
+            figures["settle_s"] = round(await cluster.until_running(namespace), 1)
+            figures["plane_cores_settled"] = await cpu_cores(cluster.plane.pids(), seconds=5.0)
         figures["rss_before_restart_mib"] = first.memory_mib().get("VmHWM")
     finally:
         await first.stop()
@@ -426,6 +438,7 @@ def print_restart(record: dict[str, Any]) -> None:
             ("nodes", "nodes"),
             ("pods", "pods in cluster"),
             ("pending", "pending"),
+            ("settle_s", "settle s"),
             ("ready_s", "ready s"),
             ("first_bind_s", "first bind s"),
             ("last_bind_s", "last bind s"),
@@ -445,6 +458,7 @@ async def run(
     repeat: int,
     lease_seconds: int,
     phases: tuple[str, ...] = PHASES,
+    settle: bool = True,
     profile: Path | None = None,
     profile_seconds: float = 35.0,
 ) -> dict[str, Any]:
@@ -479,6 +493,7 @@ async def run(
                 cluster,
                 total=workload.restart_pods,
                 pending=workload.restart_pending,
+                settle=settle,
                 profile=profile,
                 profile_seconds=profile_seconds,
             )
@@ -503,6 +518,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--phases", default=",".join(PHASES), help="comma list of single, gang, restart")
     parser.add_argument(
+        "--restart-unsettled",
+        action="store_true",
+        help="restart right after the bound pods are created, while kwok still marks them Running",
+    )
+    parser.add_argument(
         "--lease-seconds", type=int, default=1200, help="kwok node Lease duration (40: default cluster)"
     )
     parser.add_argument(
@@ -521,6 +541,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             repeat=args.repeat,
             lease_seconds=args.lease_seconds,
             phases=phases,
+            settle=not args.restart_unsettled,
             profile=args.profile,
             profile_seconds=args.profile_seconds,
         )
