@@ -118,16 +118,22 @@ async def cpu_cores(pids: dict[str, int], *, seconds: float) -> dict[str, float]
     return {name: round((cpu_seconds(pid) - before[name]) / seconds, 2) for name, pid in pids.items()}
 
 
+#: The plane is at rest when etcd, the API server, the controller manager and kwok together keep fewer
+#: cores than this busy (5,000 nodes and 150,000 pods at rest: heartbeats and the controllers' resyncs).
+SETTLED_CORES = 0.3
+
+
 async def until_quiet(
     pids: dict[str, int], *, below: float, seconds: float = 10.0, timeout: float = 1800.0
-) -> dict[str, float]:
-    """Wait until `pids` together keep fewer than `below` cores busy over `seconds` (or `timeout` passed);
-    return the cores of the last window."""
+) -> tuple[dict[str, float], bool]:
+    """Wait until `pids` together keep fewer than `below` cores busy over `seconds`, or `timeout` passed;
+    return the cores of the last window and whether they were below."""
     deadline = time.monotonic() + timeout
     while True:
         cores = await cpu_cores(pids, seconds=seconds)
-        if sum(cores.values()) < below or time.monotonic() > deadline:
-            return cores
+        quiet = sum(cores.values()) < below
+        if quiet or time.monotonic() > deadline:
+            return cores, quiet
 
 
 class Background:
@@ -352,10 +358,10 @@ async def restart_phase(
     profile_seconds: float = 35.0,
 ) -> dict[str, Any]:
     """Time to the first bind of a fresh py-volcano with `total` pods in the cluster, `pending` unbound;
-    with `settle`, the restart comes once kwok has marked every bound pod Running (a cluster at rest, as a
-    scheduler restarting in a live cluster finds it), else right after their creation; with `profile`, the
-    restarted process's first `profile_seconds` recorded there by py-spy (at 150,000 pods, about its
-    spawn to its first bind).
+    with `settle`, the restart comes once kwok has marked every bound pod Running and the plane is at rest
+    (`SETTLED_CORES`: a live cluster as a restarting scheduler finds it), else right after their creation;
+    with `profile`, the restarted process's first `profile_seconds` recorded there by py-spy (at 150,000
+    pods, about its spawn to its first bind).
 
     Its pods stay (deleting 150,000 took ~12 min): the runners run it last and stop the plane next."""
     namespace = await cluster.namespace(f"restart-{secrets.token_hex(2)}")
@@ -375,9 +381,9 @@ async def restart_phase(
             began = time.monotonic()
             figures["running_s"] = round(await cluster.until_running(namespace), 1)
             # kwok reads the events of its own status writes minutes behind and keeps a core busy meanwhile
-            figures["plane_cores_settled"] = await until_quiet(cluster.plane.pids(), below=SETTLED_CORES)
+            cores, quiet = await until_quiet(cluster.plane.pids(), below=SETTLED_CORES)
+            figures["plane_cores_settled"], figures["plane_at_rest"] = cores, quiet
             figures["settle_s"] = round(time.monotonic() - began, 1)
-            figures["plane_at_rest"] = sum(figures["plane_cores_settled"].values()) < SETTLED_CORES
         figures["rss_before_restart_mib"] = first.memory_mib().get("VmHWM")
     finally:
         await first.stop()
@@ -466,9 +472,6 @@ def print_restart(record: dict[str, Any]) -> None:
 
 
 PHASES = ("single", "gang", "restart")
-#: The plane is at rest when etcd, the API server, the controller manager and kwok together keep fewer
-#: cores than this busy (5,000 nodes and 150,000 pods at rest: heartbeats and the controllers' resyncs).
-SETTLED_CORES = 0.3
 
 
 async def run(
