@@ -140,16 +140,15 @@ def _place(ssn: Session, stmt: Statement, job: JobInfo, task: TaskInfo, within: 
     if failure:
         job.job_fit_error = failure
         return False
-    idle, future = ssn.candidate_nodes(task, within)
-    if len(idle) == 0 and len(future) == 0:
+    picked = ssn.pick_node(task, within)
+    if picked is None:
         # Explaining node by node is the slow path: a hypernode trial, tried many times, only says where.
         job.fit_errors[task.uid] = (
             ssn.explain(task) if within is None else FitErrors(reason=f"no node of the hypernode suits {task.key}")
         )
         return False
-    node = ssn.best_node(task, idle if len(idle) else future)
-    assert node is not None
-    if len(idle):
+    node, idle_room = picked
+    if idle_room:
         stmt.allocate(task, node.name)
     else:
         stmt.pipeline(task, node.name)

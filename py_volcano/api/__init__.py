@@ -35,7 +35,7 @@ from py_volcano.api.manifests import (
     parse_queue,
     parse_resource_quota,
 )
-from py_volcano.api.node_arrays import FloatArray, MaskArray, NodeArrays
+from py_volcano.api.node_arrays import FloatArray, MaskArray, NodeArrays, request_shape
 from py_volcano.api.node_info import NodeInfo, NodeSpec, Taint
 from py_volcano.api.node_shards import (
     HARD_SHARDING,
@@ -241,6 +241,7 @@ __all__ = [
     "parse_queue",
     "parse_resource_quota",
     "pod_affinity_terms",
+    "request_shape",
     "scaled",
     "shadow_group_name",
     "task_revocable_zone",

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from py_volcano.api.node_info import NodeInfo
 from py_volcano.api.resource_info import CPU, MEMORY, MIN_RESOURCE, PODS, Resource
 
-__all__ = ["FloatArray", "IntArray", "MaskArray", "NodeArrays"]
+__all__ = ["FloatArray", "IntArray", "MaskArray", "NodeArrays", "request_shape"]
 
 FloatArray = npt.NDArray[np.float64]
 MaskArray = npt.NDArray[np.bool_]
@@ -36,7 +36,8 @@ _NO_ROWS: IntArray = np.zeros(0, dtype=np.intp)
 _NO_ROWS.flags.writeable = False
 
 
-def _shape(resreq: Resource) -> tuple[object, ...]:
+def request_shape(resreq: Resource) -> tuple[object, ...]:
+    """The key of a request's fit: requests of one key fit the same nodes."""
     return (resreq.milli_cpu, resreq.memory, *sorted(resreq.scalars.items()))
 
 
@@ -137,7 +138,7 @@ class NodeArrays:
         Vectors are cached per distinct request, so the tasks of a job share one. A request for a
         scalar no node has gets an extra infinite column, which fits nowhere.
         """
-        return self._request(_shape(resreq), resreq)
+        return self._request(request_shape(resreq), resreq)
 
     def _request(self, key: tuple[object, ...], resreq: Resource) -> FloatArray:
         vector = self._requests.get(key)
@@ -183,6 +184,10 @@ class NodeArrays:
             return None
         return np.fromiter(rows, dtype=np.intp, count=len(rows)) if rows else _NO_ROWS
 
+    def only_written(self, version: int, rows: set[int]) -> bool:
+        """True when every row written since `version` is one of `rows`."""
+        return all(row in rows for row in self._log[version:])
+
     def _written(self, version: int) -> set[int] | None:
         if len(self._log) - version > _INCREMENTAL_ROWS:
             return None
@@ -191,7 +196,7 @@ class NodeArrays:
     def _cached_fit(
         self, resreq: Resource, cache: dict[tuple[object, ...], tuple[int, MaskArray]], *, future: bool
     ) -> MaskArray:
-        key = _shape(resreq)
+        key = request_shape(resreq)
         request = self._request(key, resreq)
         cached = cache.get(key)
         if cached is not None:

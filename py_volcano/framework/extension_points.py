@@ -159,6 +159,7 @@ class ExtensionPoints:
         self._tiered: dict[str, list[list[Callable[..., Any]]]] = {}
         self._names: dict[str, list[list[str]]] = {}
         self._row_keys: dict[str, Callable[[TaskInfo], Hashable | None]] = {}
+        self._mask_keys: dict[str, Callable[[TaskInfo], Hashable | None]] = {}
         self.event_handlers: list[EventHandler] = []
         #: The action running (set by the cycle), for the refusals below.
         self.action = ""
@@ -172,6 +173,7 @@ class ExtensionPoints:
         self._tiered.clear()
         self._names.clear()
         self._row_keys.clear()
+        self._mask_keys.clear()
         self.event_handlers.clear()
 
     def _add(self, point: str, plugin: str, fn: Callable[..., Any]) -> None:
@@ -232,9 +234,23 @@ class ExtensionPoints:
         """Register a per-node filter; None means the node suits the task."""
         self._add("predicate", plugin, fn)
 
-    def add_batch_predicate_fn(self, plugin: str, fn: Callable[[TaskInfo, bool], Any]) -> None:
-        """Register a vectorised filter: `fn(task, for_preempt)` returns a bool mask over `ssn.node_list`."""
+    def add_batch_predicate_fn(
+        self,
+        plugin: str,
+        fn: Callable[[TaskInfo, bool], Any],
+        mask_key: Callable[[TaskInfo], Hashable | None] | None = None,
+    ) -> None:
+        """Register a vectorised filter: `fn(task, for_preempt)` returns a bool mask over `ssn.node_list`.
+
+        `mask_key(task)`, when given, returns a key such that `fn(task, False)` is the same mask for every
+        task of that key until a node's tasks change (a write to the node arrays), or None
+        (`framework.node_picks`).
+        """
         self._add("batch_predicate", plugin, fn)
+        if mask_key is None:
+            self._mask_keys.pop(plugin, None)
+        else:
+            self._mask_keys[plugin] = mask_key
 
     def add_pre_predicate_fn(self, plugin: str, fn: Callable[[TaskInfo, CycleState], str | None]) -> None:
         """Register a per-task check run before filtering nodes (may store state for simulations)."""

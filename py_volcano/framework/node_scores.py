@@ -46,6 +46,16 @@ class NodeScores:
     def at(self, key: Hashable, candidates: IndexArray, score: ScoreRows) -> FloatArray:
         """Return the scores of the `candidates` rows for a task of `key`; `score(rows)` sums the batch
         scores of the given rows, as the session does over candidates."""
+        if key not in self._kept and key not in self._seen:
+            if len(self._seen) >= SEEN_LIMIT:
+                self._seen.clear()
+            self._seen.add(key)
+            return score(candidates)
+        result: FloatArray = self.every(key, score)[candidates]
+        return result
+
+    def every(self, key: Hashable, score: ScoreRows) -> FloatArray:
+        """Return the scores of every row for a task of `key`, kept from now on (read, do not write)."""
         kept = self._kept.get(key)
         if kept is not None:
             seen, scores = kept
@@ -54,17 +64,10 @@ class NodeScores:
                 if len(rows):
                     scores[rows] = score(rows)
                     self._kept[key] = (self._arrays.version, scores)
-                result: FloatArray = scores[candidates]
-                return result
-        elif key not in self._seen:
-            if len(self._seen) >= SEEN_LIMIT:
-                self._seen.clear()
-            self._seen.add(key)
-            return score(candidates)
+                return scores
         if len(self._kept) >= LIMIT:
             self._kept.clear()
         version = self._arrays.version
         scores = score(self._all)
         self._kept[key] = (version, scores)
-        result = scores[candidates]
-        return result
+        return scores

@@ -8,7 +8,7 @@ session never talks to an API server: decisions leave it only through the result
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from datetime import datetime
 from typing import Any, cast
 
@@ -39,12 +39,14 @@ from py_volcano.api import (
     TaskStatus,
     is_allocated_status,
     job_fingerprint,
+    request_shape,
 )
 from py_volcano.framework import reasons, shortfalls, statuses, waits
 from py_volcano.framework.cluster_total import NodeTotals
 from py_volcano.framework.conf import PluginOption, SchedulerConf
 from py_volcano.framework.extension_points import EventHandler, ExtensionPoints, PredicateStatus
 from py_volcano.framework.memory import KeptNodes, PluginMemory
+from py_volcano.framework.node_picks import NodePicks
 from py_volcano.framework.node_scores import NodeScores
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.plugin import JobTaker, Plugin, Registry
@@ -57,6 +59,8 @@ _PURE_JOB_READY = frozenset({"gang"})
 
 IndexArray = npt.NDArray[np.intp]
 _NO_NODES: IndexArray = np.zeros(0, dtype=np.intp)
+#: An enabled filter: its batch function, its per-node function and its batch mask key (each may be None).
+_Filter = tuple[Callable[..., Any] | None, Callable[..., Any] | None, Callable[[TaskInfo], Hashable | None] | None]
 _EVERY_DEFAULT = NodesToFind()
 #: Why a node outside this instance's NodeShard refuses every task (Volcano's message).
 _NOT_IN_SHARD = PredicateStatus("node isn't in scheduler node shard")
@@ -136,7 +140,9 @@ class Session(ExtensionPoints):
         self.preemption_victims: int | None = None
         #: Per action, the jobs it took up, numbered in the order of their first turn (`record_turn`).
         self.turns: dict[str, dict[JobID, int]] = {}
-        self._predicate_plan: list[tuple[Callable[..., Any] | None, Callable[..., Any] | None]] | None = None
+        self._predicate_plan: list[_Filter] | None = None
+        #: The picks of the last run of alike tasks (`framework.node_picks`).
+        self._picks = NodePicks()
 
     @property
     def now(self) -> datetime:
@@ -206,17 +212,28 @@ class Session(ExtensionPoints):
 
     # Node filtering -------------------------------------------------------------------------
 
-    def _plan(self) -> list[tuple[Callable[..., Any] | None, Callable[..., Any] | None]]:
+    def _plan(self) -> list[_Filter]:
         if self._predicate_plan is None:
             batch = self._fns.get("batch_predicate", {})
             single = self._fns.get("predicate", {})
             self._predicate_plan = [
-                (batch.get(option.name), single.get(option.name))
+                (batch.get(option.name), single.get(option.name), self._mask_keys.get(option.name))
                 for tier in self.tiers
                 for option in tier
                 if option.is_enabled("predicate") and (option.name in batch or option.name in single)
             ]
         return self._predicate_plan
+
+    def mask_key(self, task: TaskInfo) -> tuple[Hashable, ...] | None:
+        """The key of the task's `predicate_mask` (not for preemption) when every enabled filter is a batch
+        one that gives a key for it (`add_batch_predicate_fn`); None otherwise."""
+        keys = []
+        for batch_fn, _, key_of in self._plan():
+            key = key_of(task) if batch_fn is not None and key_of is not None else None
+            if key is None:
+                return None
+            keys.append(key)
+        return tuple(keys)
 
     def predicate_mask(self, task: TaskInfo, *, for_preempt: bool = False) -> MaskArray:
         """Return, per node of `node_list`, whether every enabled predicate accepts the task.
@@ -225,7 +242,7 @@ class Session(ExtensionPoints):
         """
         shard = self._shard_mask
         mask: MaskArray = np.ones(len(self.node_list), dtype=bool) if shard is None else shard.copy()
-        for batch_fn, node_fn in self._plan():
+        for batch_fn, node_fn, _ in self._plan():
             if batch_fn is not None:
                 mask &= batch_fn(task, for_preempt)
             elif node_fn is not None:
@@ -267,6 +284,52 @@ class Session(ExtensionPoints):
             for fn in tier:
                 scores += np.fromiter((fn(task, self.node_list[i]) for i in candidates), float, len(candidates))
         return scores
+
+    def pick_node(self, task: TaskInfo, within: MaskArray | None = None) -> tuple[NodeInfo, bool] | None:
+        """Return the node allocate puts the task on and whether it fits idle room there (else the task is
+        pipelined there), or None when no node (of `within`) suits it: the best of `candidate_nodes`'
+        idle nodes, else of its future ones. Tasks alike, one after the other, take their picks from one
+        run of windows (`framework.node_picks`), with the same outcome."""
+        if within is None:
+            picked = self._take_pick(task)
+            if picked is not None:
+                return picked
+        idle, future = self.candidate_nodes(task, within)
+        if len(idle) == 0 and len(future) == 0:
+            return None
+        node = self.best_node(task, idle if len(idle) else future)
+        assert node is not None
+        return node, len(idle) > 0
+
+    def _take_pick(self, task: TaskInfo) -> tuple[NodeInfo, bool] | None:
+        """The task's pick from the run of alike tasks, planning a new run when the last one cannot give
+        it; None when the task searches alone."""
+        mask_key = self.mask_key(task)
+        score_key = self.score_key(task) if mask_key is not None else None
+        if score_key is None:
+            return None
+        key = (mask_key, request_shape(task.init_resreq), score_key)
+        picks, start = self._picks, self.memory.next_node
+        picked = picks.take(key, start, self.arrays)
+        if picked is None:
+            if not picks.worth_planning(key):
+                return None
+            mask = self.predicate_mask(task)
+            idle = mask & self.fit_idle(task)
+            picks.plan(
+                key,
+                idle | (mask & self.fit_future_idle(task)),
+                idle,
+                self.node_scores.every(score_key, lambda rows: self._score_rows(task, rows)),
+                start,
+                self.nodes_to_find.count(len(mask)),
+                self.arrays.version,
+            )
+            picked = picks.take(key, start, self.arrays)
+            if picked is None:
+                return None
+        row, idle_room, self.memory.next_node = picked
+        return self.node_list[row], idle_room
 
     def best_node(self, task: TaskInfo, candidates: IndexArray) -> NodeInfo | None:
         """Return the highest-scoring candidate; the first in node order on ties."""

@@ -122,16 +122,20 @@ class StaticFilters:
         """Return, per node, whether the task passes every static filter (cached per task and per shape)."""
         cached = self._by_task.get(task.uid)
         if cached is None:
-            shape = (
-                _freeze(task.node_selector) if self.switches.node_affinity else (),
-                _freeze(required_node_affinity(task)) if self.switches.node_affinity else (),
-                task.tolerations,
-            )
+            shape = self.key(task)
             cached = self._by_shape.get(shape)
             if cached is None:
                 cached = self._by_shape[shape] = self._compute(task)
             self._by_task[task.uid] = cached
         return cached
+
+    def key(self, task: TaskInfo) -> ShapeKey:
+        """The key of the task's static mask: tasks of one key pass the same nodes."""
+        return (
+            _freeze(task.node_selector) if self.switches.node_affinity else (),
+            _freeze(required_node_affinity(task)) if self.switches.node_affinity else (),
+            task.tolerations,
+        )
 
     def node_affinity(self, task: TaskInfo) -> MaskArray:
         """Per node: it matches the pod's node selector and required node affinity (Kubernetes'

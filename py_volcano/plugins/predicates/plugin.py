@@ -10,6 +10,8 @@ about one node.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 import structlog
 
 from py_volcano.api import JobInfo, MaskArray, NodeInfo, TaskID, TaskInfo
@@ -137,6 +139,21 @@ class PredicateState:
             mask = mask & spread.mask(for_preempt=for_preempt)
         return mask
 
+    def mask_key(self, task: TaskInfo) -> Hashable | None:
+        """The key of the task's static mask when `batch_predicate` (not for preemption) is that mask
+        alone and stays so whatever is placed: no host ports, no inter-pod affinity of its own and none
+        placed, no DoNotSchedule spread; else None."""
+        switches = self.switches
+        if switches.node_ports and task.host_ports:
+            return None
+        if switches.pod_affinity:
+            affinity, anti = self._terms.required(task)
+            if affinity or anti or self._placed_anti:
+                return None
+        if switches.pod_topology_spread and any(constraint.hard for constraint in task.topology_spread):
+            return None
+        return self.static.key(task)
+
     def predicate(self, task: TaskInfo, node: NodeInfo) -> PredicateStatus | None:
         """Return why the node does not suit the task, or None; an unresolvable reason wins."""
         reason = node_filter_failure(task, node, self.switches)
@@ -191,7 +208,7 @@ class PredicatesPlugin:
     def on_session_open(self, ssn: Session) -> None:
         """Build the session state, register both predicates and follow placements."""
         self.state = PredicateState(ssn, self.args)
-        ssn.add_batch_predicate_fn(NAME, self.state.batch_predicate)
+        ssn.add_batch_predicate_fn(NAME, self.state.batch_predicate, self.state.mask_key)
         ssn.add_predicate_fn(NAME, self.state.predicate)
         ssn.add_event_handler(EventHandler(allocate=self.state.allocated, deallocate=self.state.deallocated))
         ssn.add_simulate_remove_task_fn(NAME, self.state.simulate_remove)
