@@ -29,7 +29,8 @@ MaskArray = npt.NDArray[np.bool_]
 
 #: At most this many windows are taken at once.
 LIMIT = 16
-#: How many keys a session remembers having seen once.
+#: How many keys a session remembers having seen once, and how many that search alone (each set is
+#: emptied when full).
 SEEN_LIMIT = 4096
 
 
@@ -78,6 +79,8 @@ class NodePicks:
         nodes = len(feasible)
         found = np.flatnonzero(feasible)
         if wanted >= nodes or len(found) <= wanted:
+            if len(self._alone) >= SEEN_LIMIT:
+                self._alone.clear()
             self._alone.add(key)
             return
         split = int(np.searchsorted(found, start % nodes))

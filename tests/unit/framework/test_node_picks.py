@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from py_volcano.api import NodeArrays
 from py_volcano.framework import PluginMemory, parse_conf, run_cycle
-from py_volcano.framework.node_picks import LIMIT, NodePicks
+from py_volcano.framework.node_picks import LIMIT, SEEN_LIMIT, NodePicks
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.registry import default_registry
 from tests.builders import cluster, node, pod, pod_group, priority_class, queue
@@ -118,6 +118,21 @@ def test_no_run_when_the_search_takes_every_feasible_node() -> None:
     assert not picks.worth_planning("few")  # searches alone from now on
     assert picks.worth_planning("other") is False  # seen for the first time
     assert picks.worth_planning("other") is True
+
+
+def test_the_keys_remembered_are_forgotten_past_a_limit() -> None:
+    picks, arrays = NodePicks(), _arrays(4)
+    for key in range(SEEN_LIMIT):
+        assert not picks.worth_planning(key)
+    assert not picks.worth_planning(SEEN_LIMIT)  # the seen keys start again with this one
+    assert not picks.worth_planning(0)  # seen for the first time again
+    assert picks.worth_planning(SEEN_LIMIT)
+    few = np.array([True, False, False, False])
+    for key in range(SEEN_LIMIT + 1):
+        picks.plan(("alone", key), few, few, np.zeros(4), 0, 2, arrays.version)
+    picks.worth_planning(("alone", 0))
+    assert picks.worth_planning(("alone", 0))  # forgotten when the set was full: planned again
+    assert not picks.worth_planning(("alone", SEEN_LIMIT))
 
 
 def test_at_most_limit_windows_at_once() -> None:
