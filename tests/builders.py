@@ -6,6 +6,7 @@ from typing import Any
 
 from py_volcano.api import (
     ClusterInfo,
+    NodeArrays,
     parse_node,
     parse_pod,
     parse_pod_group,
@@ -106,3 +107,8 @@ def cluster(*objects: dict[str, Any], scheduler_name: str = "py-volcano") -> Clu
         priority_classes=classes,
         scheduler_name=scheduler_name,
     )
+
+
+def node_arrays(count: int) -> NodeArrays:
+    """The node arrays of `count` default nodes `n0`, `n1`, ..., with no scalar resource."""
+    return NodeArrays(list(cluster(*(node(name=f"n{i}") for i in range(count))).nodes.values()), ())

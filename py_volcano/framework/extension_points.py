@@ -247,10 +247,7 @@ class ExtensionPoints:
         (`framework.node_picks`).
         """
         self._add("batch_predicate", plugin, fn)
-        if mask_key is None:
-            self._mask_keys.pop(plugin, None)
-        else:
-            self._mask_keys[plugin] = mask_key
+        _keep(self._mask_keys, plugin, mask_key)
 
     def add_pre_predicate_fn(self, plugin: str, fn: Callable[[TaskInfo, CycleState], str | None]) -> None:
         """Register a per-task check run before filtering nodes (may store state for simulations)."""
@@ -272,10 +269,7 @@ class ExtensionPoints:
         key and that node's state alone, or None when it depends on more (`framework.node_scores`).
         """
         self._add("batch_node_order", plugin, fn)
-        if row_key is None:
-            self._row_keys.pop(plugin, None)
-        else:
-            self._row_keys[plugin] = row_key
+        _keep(self._row_keys, plugin, row_key)
 
     def score_key(self, task: TaskInfo) -> tuple[Hashable, ...] | None:
         """The key of the task's summed node scores when every enabled batch score gives one for it and no
@@ -562,3 +556,15 @@ class ExtensionPoints:
                 if status is not None:
                     return status  # type: ignore[no-any-return]
         return None
+
+
+def _keep(
+    keys: dict[str, Callable[[TaskInfo], Hashable | None]],
+    plugin: str,
+    key_of: Callable[[TaskInfo], Hashable | None] | None,
+) -> None:
+    """Keep `plugin`'s key function in `keys`, or drop the one it had when it registers without."""
+    if key_of is None:
+        keys.pop(plugin, None)
+    else:
+        keys[plugin] = key_of

@@ -13,12 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from py_volcano.api import NodeArrays
 from py_volcano.framework import PluginMemory, parse_conf, run_cycle
 from py_volcano.framework.node_picks import LIMIT, SEEN_LIMIT, NodePicks
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.registry import default_registry
-from tests.builders import cluster, node, pod, pod_group, priority_class, queue
+from tests.builders import cluster, node, node_arrays, pod, pod_group, priority_class, queue
 
 REGISTRY = default_registry()
 CONF = """
@@ -37,9 +36,6 @@ tiers:
 """
 
 
-def _arrays(count: int) -> NodeArrays:
-    return NodeArrays(list(cluster(*(node(name=f"n{i}") for i in range(count))).nodes.values()), ())
-
 
 def _searched(feasible: np.ndarray[Any, Any], idle: np.ndarray[Any, Any], scores: np.ndarray[Any, Any],
               start: int, wanted: int) -> tuple[int, bool, int]:
@@ -54,7 +50,7 @@ def test_each_pick_is_the_best_of_its_window_with_idle_room_first() -> None:
     feasible = np.array([True, True, False, True, True, True, True, False, True, True])
     idle = np.array([True, False, False, True, False, False, True, False, True, False])
     scores = np.array([1.0, 9.0, 0.0, 2.0, 5.0, 5.0, 0.5, 0.0, 3.0, 3.0])
-    picks, arrays = NodePicks(), _arrays(10)
+    picks, arrays = NodePicks(), node_arrays(10)
     picks.plan("k", feasible, idle, scores, 1, 2, arrays.version)
     # Windows from row 1: [1, 3], [4, 5], [6, 8], then [9, 0] round the end of the list; the next would
     # leave no more than two feasible nodes.
@@ -74,7 +70,7 @@ def test_each_pick_is_the_best_of_its_window_with_idle_room_first() -> None:
 def test_a_window_round_the_end_of_the_list_breaks_ties_in_row_order() -> None:
     everywhere = np.ones(6, dtype=bool)
     scores = np.array([4.0, 0.0, 0.0, 0.0, 0.0, 4.0])
-    picks, arrays = NodePicks(), _arrays(6)
+    picks, arrays = NodePicks(), node_arrays(6)
     picks.plan("k", everywhere, everywhere, scores, 4, 3, arrays.version)
     assert picks.take("k", 4, arrays) == (0, True, 1)  # window [4, 5, 0]: rows 0 and 5 tie, 0 first
     assert _searched(everywhere, everywhere, scores, 4, 3) == (0, True, 1)
@@ -83,7 +79,7 @@ def test_a_window_round_the_end_of_the_list_breaks_ties_in_row_order() -> None:
 def test_windows_come_round_again_until_one_holds_an_earlier_pick() -> None:
     everywhere = np.ones(6, dtype=bool)
     scores = np.array([0.0, 1.0, 0.0, 5.0, 2.0, 0.0])
-    picks, arrays = NodePicks(), _arrays(6)
+    picks, arrays = NodePicks(), node_arrays(6)
     picks.plan("k", everywhere, everywhere, scores, 0, 4, arrays.version)
     # [0, 1, 2, 3] picks 3; [4, 5, 0, 1] does not hold it: its pick is as after the first.
     assert picks.take("k", 0, arrays) == (3, True, 4)
@@ -97,7 +93,7 @@ def test_windows_come_round_again_until_one_holds_an_earlier_pick() -> None:
 
 
 def test_a_pick_is_refused_once_the_session_moved_on() -> None:
-    arrays, everywhere = _arrays(8), np.ones(8, dtype=bool)
+    arrays, everywhere = node_arrays(8), np.ones(8, dtype=bool)
     scores = np.arange(8, dtype=np.float64)
     picks = NodePicks()
     picks.plan("k", everywhere, everywhere, scores, 0, 2, arrays.version)
@@ -111,7 +107,7 @@ def test_a_pick_is_refused_once_the_session_moved_on() -> None:
 
 
 def test_no_run_when_the_search_takes_every_feasible_node() -> None:
-    picks, arrays = NodePicks(), _arrays(6)
+    picks, arrays = NodePicks(), node_arrays(6)
     few = np.array([True, False, False, True, False, False])
     picks.plan("few", few, few, np.zeros(6), 0, 2, arrays.version)
     assert picks.take("few", 0, arrays) is None
@@ -121,7 +117,7 @@ def test_no_run_when_the_search_takes_every_feasible_node() -> None:
 
 
 def test_the_keys_remembered_are_forgotten_past_a_limit() -> None:
-    picks, arrays = NodePicks(), _arrays(4)
+    picks, arrays = NodePicks(), node_arrays(4)
     for key in range(SEEN_LIMIT):
         assert not picks.worth_planning(key)
     assert not picks.worth_planning(SEEN_LIMIT)  # the seen keys start again with this one
@@ -136,7 +132,7 @@ def test_the_keys_remembered_are_forgotten_past_a_limit() -> None:
 
 
 def test_at_most_limit_windows_at_once() -> None:
-    picks, arrays = NodePicks(), _arrays(4 * LIMIT)
+    picks, arrays = NodePicks(), node_arrays(4 * LIMIT)
     everywhere = np.ones(4 * LIMIT, dtype=bool)
     picks.plan("k", everywhere, everywhere, np.zeros(4 * LIMIT), 0, 2, arrays.version)
     start, taken = 0, 0

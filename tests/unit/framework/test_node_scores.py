@@ -11,12 +11,12 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from py_volcano.api import NodeArrays, TaskInfo
+from py_volcano.api import TaskInfo
 from py_volcano.framework import open_session, parse_conf, run_cycle
 from py_volcano.framework.node_scores import LIMIT, SEEN_LIMIT, NodeScores
 from py_volcano.framework.session import Session
 from py_volcano.registry import default_registry
-from tests.builders import cluster, node, pod, pod_group, priority_class, queue
+from tests.builders import cluster, node, node_arrays, pod, pod_group, priority_class, queue
 
 REGISTRY = default_registry()
 CONF = """
@@ -47,12 +47,9 @@ class Recorder:
         return rows.astype(np.float64) + self.offset
 
 
-def arrays(count: int) -> NodeArrays:
-    return NodeArrays(list(cluster(*(node(name=f"n{i}") for i in range(count))).nodes.values()), ())
-
 
 def test_a_shape_is_kept_from_its_second_task_and_rescored_where_written() -> None:
-    rows = arrays(8)
+    rows = node_arrays(8)
     scores, score = NodeScores(rows), Recorder()
     candidates = np.array([1, 3], dtype=np.intp)
     assert scores.at("a", candidates, score).tolist() == [1.0, 3.0]
@@ -69,7 +66,7 @@ def test_a_shape_is_kept_from_its_second_task_and_rescored_where_written() -> No
 
 
 def test_many_writes_score_every_row_again() -> None:
-    rows = arrays(4)
+    rows = node_arrays(4)
     scores, score = NodeScores(rows), Recorder()
     every = np.arange(4, dtype=np.intp)
     scores.at("a", every, score)
@@ -81,7 +78,7 @@ def test_many_writes_score_every_row_again() -> None:
 
 
 def test_at_most_limit_shapes_are_kept() -> None:
-    rows = arrays(2)
+    rows = node_arrays(2)
     scores, score = NodeScores(rows), Recorder()
     every = np.arange(2, dtype=np.intp)
     for key in range(LIMIT + 1):
@@ -95,7 +92,7 @@ def test_at_most_limit_shapes_are_kept() -> None:
 
 
 def test_shapes_seen_once_are_forgotten_past_a_limit() -> None:
-    rows = arrays(2)
+    rows = node_arrays(2)
     scores, score = NodeScores(rows), Recorder()
     one = np.array([1], dtype=np.intp)
     for key in range(SEEN_LIMIT):
