@@ -22,6 +22,7 @@ __all__ = ["FitErrors", "JobInfo", "PodGroupSpec", "TaskInfo", "Toleration"]
 
 _READY = (TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED)
 _VALID = (*_READY, TaskStatus.PENDING, TaskStatus.PIPELINED)
+_READY_SET = frozenset(_READY)
 
 
 @dataclass(slots=True, frozen=True)
@@ -279,6 +280,7 @@ class JobInfo:
         "pod_group",
         "priority",
         "queue",
+        "ready_tasks",
         "scalars",
         "task_min_available",
         "task_status_index",
@@ -305,6 +307,8 @@ class JobInfo:
         self.best_effort_pending = 0
         """Pending tasks that request nothing, counted as the index changes: job order asks on every
         comparison (gang's `is_ready`)."""
+        self.ready_tasks = 0
+        """Tasks in a ready status (`ready_task_num`), counted as the index changes, for the same reason."""
         self.allocated = Resource()
         self.total_request = Resource()
         self.fit_errors: dict[TaskID, FitErrors] = {}
@@ -357,6 +361,8 @@ class JobInfo:
 
     def _index(self, task: TaskInfo) -> None:
         self.task_status_index.setdefault(task.status, {})[task.uid] = task
+        if task.status in _READY_SET:
+            self.ready_tasks += 1
         if is_allocated_status(task.status):
             self.allocated.add(task.resreq)
         elif task.status is TaskStatus.PENDING and task.best_effort:
@@ -365,8 +371,11 @@ class JobInfo:
     def _unindex(self, task: TaskInfo) -> None:
         bucket = self.task_status_index.get(task.status)
         if bucket is not None:
-            if bucket.pop(task.uid, None) is not None and task.status is TaskStatus.PENDING and task.best_effort:
-                self.best_effort_pending -= 1
+            if bucket.pop(task.uid, None) is not None:
+                if task.status in _READY_SET:
+                    self.ready_tasks -= 1
+                elif task.status is TaskStatus.PENDING and task.best_effort:
+                    self.best_effort_pending -= 1
             if not bucket:
                 del self.task_status_index[task.status]
         if is_allocated_status(task.status):
@@ -394,7 +403,7 @@ class JobInfo:
 
     def ready_task_num(self) -> int:
         """Tasks that hold resources or finished: Bound, Binding, Running, Allocated, Succeeded."""
-        return self.count(*_READY)
+        return self.ready_tasks
 
     def waiting_task_num(self) -> int:
         """Tasks pipelined onto resources that are being released."""
@@ -458,7 +467,7 @@ class JobInfo:
 
     def is_ready(self) -> bool:
         """Ready tasks (and pending best-effort ones) reach minAvailable."""
-        return self.ready_task_num() + self.pending_best_effort_task_num() >= self.min_available
+        return self.ready_tasks + self.best_effort_pending >= self.min_available
 
     def is_pipelined(self) -> bool:
         """Pipelined, ready and pending best-effort tasks reach minAvailable (Volcano's IsPipelined)."""

@@ -166,11 +166,12 @@ def test_init_containers_count_in_what_a_task_holds() -> None:
         st.tuples(st.integers(0, 5), st.booleans(), st.sampled_from(list(TaskStatus))), min_size=1, max_size=30
     )
 )
-def test_pending_best_effort_tasks_are_counted_as_the_index_changes(
+def test_ready_and_pending_best_effort_tasks_are_counted_as_the_index_changes(
     steps: list[tuple[int, bool, TaskStatus]],
 ) -> None:
-    """The kept count equals a count over the pending tasks after any adds and status changes, in the
-    job and in its clone."""
+    """The kept counts equal counts over the tasks after any adds and status changes, in the job and in
+    its clone: pending best-effort tasks, and tasks in a ready status (Volcano's ReadyTaskNum)."""
+    ready = {TaskStatus.BOUND, TaskStatus.BINDING, TaskStatus.RUNNING, TaskStatus.ALLOCATED, TaskStatus.SUCCEEDED}
     job = JobInfo(PodGroupSpec(name="pg", namespace="ns", queue="default", min_member=1))
     for index, best_effort, status in steps:
         uid = TaskID(f"u{index}")
@@ -182,3 +183,5 @@ def test_pending_best_effort_tasks_are_counted_as_the_index_changes(
         for each in (job, job.clone()):
             recount = sum(1 for task in each.tasks.values() if task.status is TaskStatus.PENDING and task.best_effort)
             assert each.pending_best_effort_task_num() == recount
+            assert each.ready_task_num() == sum(1 for task in each.tasks.values() if task.status in ready)
+            assert each.ready_task_num() == each.count(*ready)
