@@ -170,7 +170,7 @@ def _schedulable(ssn: Session) -> Callable[[JobInfo, QueueInfo], bool]:
 
 def _pending_tasks(ssn: Session, job: JobInfo) -> PriorityQueue[TaskInfo]:
     """Pending tasks that request resources (best-effort ones are backfill's)."""
-    return PriorityQueue(ssn.task_order_fn, _requesting(job))
+    return PriorityQueue(ssn.task_order_fn, _requesting(job), strict=True)
 
 
 def _requesting(job: JobInfo) -> list[TaskInfo]:

@@ -388,7 +388,7 @@ class Session(ExtensionPoints):
     ) -> tuple[PriorityQueue[QueueInfo], dict[QueueID, PriorityQueue[JobInfo]]]:
         """Return the queues (in queue order) of the jobs `include` accepts, and each queue's jobs in job
         order; of the jobs `among` when given, else of every job."""
-        queues: PriorityQueue[QueueInfo] = PriorityQueue(self.queue_order_fn)
+        queues: PriorityQueue[QueueInfo] = PriorityQueue(self.queue_order_fn, strict=True)
         jobs: dict[QueueID, PriorityQueue[JobInfo]] = {}
         skipped = self.skipped
         for job in self.jobs.values() if among is None else among:
@@ -398,7 +398,7 @@ class Session(ExtensionPoints):
             if queue is None or not include(job, queue):
                 continue
             if queue.uid not in jobs:
-                jobs[queue.uid] = PriorityQueue(self.job_order_fn)
+                jobs[queue.uid] = PriorityQueue(self.job_order_fn, strict=True)
                 queues.push(queue)
             jobs[queue.uid].push(job)
         return queues, jobs
