@@ -119,6 +119,8 @@ class Session(ExtensionPoints):
         self.node_scores = NodeScores(self.arrays)
         #: Sum of max(allocatable, used) per node (docs/semantics.md, "Overcommitted nodes").
         self.total_resource = self._totals.total.clone()
+        #: Sum of every node's used resources.
+        self.used_resource = self._totals.used.clone()
         self.overcommitted = self._totals.overcommitted
         self.skipped_pods = cluster.skipped_pods
         self.invalid_queues = cluster.invalid_queues

@@ -40,10 +40,7 @@ class OvercommitPlugin:
 
     def on_session_open(self, ssn: Session) -> None:
         """Compute the overcommitted idle resources and what admitted jobs already claim."""
-        used = Resource()
-        for node in ssn.node_list:
-            used.add(node.used)
-        self.idle = ssn.total_resource.clone().multi(self.factor).sub_without_assert(used)
+        self.idle = ssn.total_resource.clone().multi(self.factor).sub_without_assert(ssn.used_resource)
         self.inqueue = Resource()
         backlog = ssn.backlog
         for job in ssn.jobs.values():

@@ -54,8 +54,12 @@ def _rows(ssn: Session) -> tuple[Any, ...]:
 
 
 def _totals(ssn: Session) -> tuple[Any, ...]:
-    total = ssn.total_resource
-    return total.milli_cpu, total.memory, list(total.scalars.items()), ssn.overcommitted
+    total, used = ssn.total_resource, ssn.used_resource
+    return (
+        (total.milli_cpu, total.memory, list(total.scalars.items())),
+        (used.milli_cpu, used.memory, list(used.scalars.items())),
+        ssn.overcommitted,
+    )
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
@@ -148,4 +152,39 @@ def test_a_node_changed_during_the_session_before_is_counted_again_even_as_the_s
     carried = NodeTotals(nodes, after.stale, totals)
     fresh = NodeTotals(nodes, None, None)
     assert carried.total.milli_cpu == fresh.total.milli_cpu == 9000
+    assert carried.used.milli_cpu == fresh.used.milli_cpu == 5000
     assert carried.overcommitted == fresh.overcommitted and list(fresh.overcommitted) == ["n1"]
+
+
+def _sums(totals: NodeTotals) -> tuple[Any, ...]:
+    return tuple((r.milli_cpu, r.memory, list(r.scalars.items())) for r in (totals.total, totals.used))
+
+
+def test_totals_of_fractional_requests_are_added_up_afresh() -> None:
+    """Moving a total by a node's difference is exact for whole numbers only: with 0.1 millicores on
+    each of three nodes, 0.1 + 0.1 + 0.1 - 0.1 + 1.1 is not the 1.1 + 0.1 + 0.1 a fresh sum gives."""
+    snapshot = cluster(
+        *(node(name=f"n{i}", cpu="4") for i in range(3)),
+        *(pod(name=f"p{i}", cpu="100u", memory="", node_name=f"n{i}") for i in range(3)),
+    )
+    nodes = list(snapshot.nodes.values())
+    totals = NodeTotals(nodes, None, None)
+    more = next(t for j in cluster(pod(name="q", cpu="1m", memory="")).jobs.values() for t in j.tasks.values())
+    nodes[0].add_task(more)
+    carried, fresh = NodeTotals(nodes, [0], totals), NodeTotals(nodes, None, None)
+    assert _sums(carried) == _sums(fresh)
+    assert fresh.used.milli_cpu == 1.1 + 0.1 + 0.1 != 0.1 + 0.1 + 0.1 - 0.1 + 1.1
+
+
+def test_totals_are_added_up_afresh_when_a_node_stops_naming_a_scalar() -> None:
+    """A node built again without its GPU pod names no GPU in what it uses: the fresh sum has no GPU
+    figure at all, where a moved one would keep a zero."""
+    gpu = pod(name="g", cpu="1", node_name="n0")
+    gpu["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
+    spec = [node(name="n0", cpu="4", scalars={"nvidia.com/gpu": "2"}), node(name="n1", cpu="4")]
+    before = list(cluster(*spec, gpu).nodes.values())
+    totals = NodeTotals(before, None, None)
+    after = [next(iter(cluster(spec[0]).nodes.values())), before[1]]
+    carried, fresh = NodeTotals(after, [0], totals), NodeTotals(after, None, None)
+    assert _sums(carried) == _sums(fresh)
+    assert "nvidia.com/gpu" not in fresh.used.scalars
