@@ -646,9 +646,10 @@ def parse_pod_group(obj: Mapping[str, Any], *, creation: float = 0.0) -> PodGrou
         phase = PodGroupPhase(phase_text)
     except (ValueError, TypeError):
         raise InvalidPodGroup(name, "status.phase", f"unknown phase {phase_text!r:.60}") from None
-    min_task = _dict(spec.get("minTaskMember"), InvalidPodGroup, name, "spec.minTaskMember")
-    for role, value in min_task.items():
-        _int(value, InvalidPodGroup, name, f"spec.minTaskMember.{role}", 0, 0)
+    min_task = {
+        str(role): _int(value, InvalidPodGroup, name, f"spec.minTaskMember.{role}", 0, 0)
+        for role, value in _dict(spec.get("minTaskMember"), InvalidPodGroup, name, "spec.minTaskMember").items()
+    }
     conditions = _list(status.get("conditions"), InvalidPodGroup, name, "status.conditions")
     return PodGroupSpec(
         name=str(meta["name"]),
@@ -659,7 +660,7 @@ def parse_pod_group(obj: Mapping[str, Any], *, creation: float = 0.0) -> PodGrou
         if spec.get("minResources") is not None
         else None,
         min_resource_list={str(k): parse_quantity(v) for k, v in (spec.get("minResources") or {}).items()},
-        min_task_member=dict(min_task),
+        min_task_member=min_task,
         priority_class_name=_str(spec.get("priorityClassName"), InvalidPodGroup, name, "spec.priorityClassName"),
         phase=phase,
         creation=parse_timestamp(meta.get("creationTimestamp")) or creation,

@@ -119,6 +119,14 @@ def test_queue_and_pod_group_defaults() -> None:
     assert (g.min_member, g.queue, g.phase, g.key) == (1, "default", PodGroupPhase.PENDING, "ns/g")
 
 
+def test_a_role_minimum_left_null_counts_as_zero() -> None:
+    """minTaskMember {"worker": null} reads as 0 (Go's decoding of an int32 map value), never as None:
+    gang sums the roles' minimums."""
+    group = {"kind": "PodGroup", "metadata": {"name": "g", "namespace": "ns"},
+             "spec": {"minMember": 0, "minTaskMember": {"worker": None, "ps": 2}}}
+    assert parse_pod_group(group).min_task_member == {"worker": 0, "ps": 2}
+
+
 def test_snapshot_links_pods_to_groups_and_warns_about_missing_ones() -> None:
     """Pods join their PodGroup; a pod without one is its own job; missing groups and queues are warnings."""
     snapshot = cluster(
