@@ -347,8 +347,8 @@ def test_a_killed_leader_is_replaced_and_no_pod_is_bound_twice(
             elected = second.wait_event("leader_elected", timeout=40)
             takeover = _timestamp(elected) - killed_at
             wait_for("all pods bound", lambda: all(_nodes_of(rest, namespace).values()), timeout=90)
-            by_first, by_second = set(first.bound()), set(second.bound())
             assert second.terminate() == 0, second.tail()
+            by_first, by_second = set(first.bound()), set(second.bound())
     print(f"takeover {takeover:.1f}s after SIGKILL; leader bound {len(by_first)}, standby {len(by_second)}")
     assert 0 < takeover <= 16.0, f"standby took over {takeover:.1f}s after the leader died"
     assert by_second, "the standby bound nothing: the leader finished before it was killed"
@@ -470,8 +470,8 @@ def test_an_api_server_restart_under_load_loses_no_pod_and_binds_nothing_twice(
         wait_for("all 300 pods bound", lambda: all(_nodes_of(rest, namespace).values()), timeout=120)
         assert len(rest.pods(namespace)) == 300
         assert process.proc.poll() is None, process.tail()
-        bound = process.bound()
         assert process.terminate() == 0, process.tail()
+        bound = process.bound()
     print(f"API server down {downtime:.1f}s; {len(bound)} binds logged")
     assert len(bound) == len(set(bound)), "a pod was bound twice"
     assert not [line for line in process.events("bind_failed") if line.get("status") == 409]

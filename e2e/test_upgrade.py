@@ -96,8 +96,9 @@ def test_helm_upgrade_hands_the_lease_to_the_new_pod_and_scheduling_goes_on(
             lease = rest.get("Lease", "py-volcano", release_ns) or {}
             (identity,) = {line["identity"] for line in new.events("leader_election_started")}
             assert lease["spec"]["holderIdentity"] == identity
+            # The API server shows a binding before its scheduler logs it: read each log once its process stopped.
+            assert new.terminate() == 0, new.tail()
             by_old, by_new = old.bound(), new.bound()
             assert sorted(by_old) == sorted(f"{namespace}/{p}" for p in before + during), old.tail()
             assert sorted(by_new) == sorted(f"{namespace}/{p}" for p in after), new.tail()
             assert not [line for line in new.events() if line.get("level") == "error"], new.tail()
-            assert new.terminate() == 0, new.tail()
