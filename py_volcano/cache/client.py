@@ -27,7 +27,7 @@ from typing import Any, Self, TypeVar
 import aiohttp
 import structlog
 
-from py_volcano.cache.json_codec import loads
+from py_volcano.cache.json_codec import dumps, loads
 from py_volcano.cache.watch_json import loads_event
 from py_volcano.errors import ApiError, ConfigError
 
@@ -240,7 +240,7 @@ class ApiClient:
         Never raises for an HTTP status: the caller decides what a 404 or 409 means. Raises ApiError
         (status None) when no answer came: connection refused or reset, TLS failure, timeout.
         """
-        data = None if body is None else json.dumps(body).encode()
+        data = None if body is None else dumps(body)
         headers = await self._headers(content_type)
         url = self.credentials.server + path
         try:
