@@ -89,6 +89,10 @@ _SPARE_CONNECTIONS = 8
 #: with the default every tenth middle collection scanned all of them again: 17% of the process's time in
 #: the 10,000-pod burst at 5,000 nodes (docs/performance.md, "The collector's threshold").
 _GC_YOUNG_THRESHOLD = 50_000
+#: Arriving jobs (and binds elsewhere) the fast path places on the event loop itself; more go to a
+#: thread. A turn of a few pods takes well under the interpreter's 5 ms switch interval, less than
+#: handing it to a thread and back costs (docs/performance.md, "The fast path on the event loop").
+_INLINE_ARRIVALS = 16
 
 EXIT_FAILED = 1
 EXIT_INVALID = 2
@@ -525,7 +529,11 @@ class Runner:
         session.on_binds, placed = stream.put, len(session.binds)
         try:
             with collector_paused():
-                left = await asyncio.to_thread(_fast_path_turn, session, bound, jobs, self._other_shards_arrivals(jobs))
+                leave = self._other_shards_arrivals(jobs)
+                if len(jobs) + len(bound) <= _INLINE_ARRIVALS:
+                    left = _fast_path_turn(session, bound, jobs, leave)
+                else:
+                    left = await asyncio.to_thread(_fast_path_turn, session, bound, jobs, leave)
         except Exception as exc:  # as a failed cycle: logged, the arrivals left to the next cycle
             log.exception("fast_path_failed", reason=f"{type(exc).__name__}: {exc}")
             left = jobs

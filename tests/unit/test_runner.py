@@ -365,6 +365,54 @@ def test_under_hard_sharding_the_fast_path_places_its_own_arrivals_and_counts_th
     assert "fast_path_ended" not in [entry["event"] for entry in logs]
 
 
+@pytest.mark.parametrize(("arrivals", "on_the_loop"), [(1, True), (16, True), (17, False)])
+def test_a_few_arrivals_are_placed_on_the_event_loop_more_in_a_thread(
+    monkeypatch: pytest.MonkeyPatch, arrivals: int, on_the_loop: bool
+) -> None:
+    """Up to `_INLINE_ARRIVALS` arrivals are placed on the event loop's own thread, more in a worker
+    thread; either way every one is placed and bound."""
+    import threading
+
+    from py_volcano import runner as runner_module
+    from py_volcano.actions.arrivals import place_arrivals as place
+    from py_volcano.cache import ApiClient, Credentials
+    from py_volcano.cache.store import NODES, PODS
+    from py_volcano.framework import run_cycle
+    from py_volcano.runner import Runner
+    from py_volcano.settings import LeaderSettings, Settings
+    from tests.unit.cache.test_store import node, pod
+
+    threads: list[int] = []
+
+    def noted(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.get_ident())
+        return place(*args, **kwargs)
+
+    monkeypatch.setattr("py_volcano.runner.place_arrivals", noted)
+
+    async def scenario() -> tuple[list[str], int]:
+        client = ApiClient(Credentials(server="http://127.0.0.1:9"), timeout=0.3)
+        try:
+            alone = Settings(leader=LeaderSettings(enabled=False))
+            runner = Runner(alone, client, ConfFile(None, default_registry()), registry=default_registry())
+            runner.store.apply_event(NODES, "ADDED", node("n1", rv=1, cpu="64"))
+            keep = functools.partial(runner._keep, outside=runner.store.outside_changes)
+            run_cycle(runner.store.snapshot(), runner.conf.current(), default_registry(), keep=keep)
+            for i in range(arrivals):
+                runner.store.apply_event(PODS, "ADDED", pod(f"arrival-{i}", rv=2 + i))
+            await runner._place_arrivals()
+            await asyncio.gather(*runner.in_flight)
+            assert runner.kept is not None
+            return sorted(task.name for task, _ in runner.kept.session.binds), threading.get_ident()
+        finally:
+            await client.close()
+
+    bound, loop_thread = asyncio.run(scenario())
+    assert bound == sorted(f"arrival-{i}" for i in range(arrivals))
+    assert (threads == [loop_thread]) is on_the_loop
+    assert runner_module._INLINE_ARRIVALS == 16
+
+
 def test_without_a_kept_session_arrivals_are_not_kept() -> None:
     """A standby (no cycle, no kept session) forgets the arrivals and the binds elsewhere it notes, instead
     of keeping one key for every pod the leader sees created and binds."""
