@@ -56,9 +56,7 @@ async def bind_pod(client: ApiClient, task: TaskInfo, node: str) -> None:
     }
     what = f"bind {task.key} to {node}"
     try:
-        status, answer = await client.request(
-            "POST", f"/api/v1/namespaces/{task.namespace}/pods/{task.name}/binding", body=body
-        )
+        status, answer = await client.post(f"/api/v1/namespaces/{task.namespace}/pods/{task.name}/binding", body)
     except ApiError as exc:
         raise api_failure(BindError, what, body=str(exc)) from exc
     if status not in (200, 201):

@@ -27,6 +27,7 @@ from typing import Any, Self, TypeVar
 import aiohttp
 import structlog
 
+from py_volcano.cache.http_posts import ConnectFailed, PostPool, ResponseError
 from py_volcano.cache.json_codec import dumps, loads
 from py_volcano.cache.watch_json import loads_event
 from py_volcano.errors import ApiError, ConfigError
@@ -161,7 +162,7 @@ def never_sent(error: BaseException) -> bool:
     """
     cause: BaseException | None = error
     while cause is not None:
-        if isinstance(cause, aiohttp.ClientConnectorError):
+        if isinstance(cause, (aiohttp.ClientConnectorError, ConnectFailed)):
             return True
         cause = cause.__cause__
     return False
@@ -197,6 +198,13 @@ class ApiClient:
             connector=aiohttp.TCPConnector(limit=0, ssl=credentials.ssl_context(), socket_factory=self._open_socket),
             timeout=aiohttp.ClientTimeout(total=None, connect=min(timeout, 10.0)),
         )
+        self._posts = PostPool(
+            credentials.server,
+            credentials.ssl_context(),
+            server_name=credentials.tls_server_name,
+            open_socket=self._open_socket,
+        )
+        self._timeout = timeout
         self._semaphore = asyncio.Semaphore(concurrency)
         self._refresh_lock = asyncio.Lock()
         self._refreshed_at = time.monotonic()
@@ -261,6 +269,18 @@ class ApiClient:
             raise ApiError(f"{method} {path}: no answer: {type(exc).__name__}: {exc}", status=None) from exc
         return status, _parse(raw)
 
+    async def post(self, path: str, body: object) -> tuple[int, Any]:
+        """POST a small JSON body (a binding) over the lean kept connections (`cache.http_posts`); return
+        (HTTP status, parsed JSON body or text), as `request` does, and raise as it does."""
+        data = dumps(body)
+        headers = "".join(f"{name}: {value}\r\n" for name, value in (await self._headers("application/json")).items())
+        try:
+            async with self._semaphore:
+                status, raw = await self._posts.post(path, data, headers, self._timeout)
+        except (TimeoutError, OSError, ResponseError) as exc:
+            raise ApiError(f"POST {path}: no answer: {type(exc).__name__}: {exc}", status=None) from exc
+        return status, _parse(raw)
+
     async def stream(
         self, path: str, *, params: Mapping[str, str], timeout: float
     ) -> AsyncGenerator[tuple[int, Any], None]:
@@ -303,6 +323,7 @@ class ApiClient:
     async def close(self) -> None:
         """Close the connection pools; requests and streams in flight fail. Returns once every socket the
         client opened is closed (at most `_CLOSE_GRACE` seconds)."""
+        self._posts.close()
         await self._session.close()
         await self._streams.close()
         # A transport closes its socket turns of the loop later; a TLS connection closed earlier (a stream

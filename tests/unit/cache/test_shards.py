@@ -22,7 +22,8 @@ from tests.unit.cache.test_store import node, pod, reconcile
 
 
 class FakeApi:
-    """Answers `ApiClient.request` from a table of (method, path) -> [(status, body), ...] and records calls."""
+    """Answers `ApiClient.request` (and `post`) from a table of (method, path) -> [(status, body), ...]
+    and records calls."""
 
     def __init__(self, answers: Mapping[tuple[str, str], list[tuple[int, Any]]]) -> None:
         self.answers = {key: list(value) for key, value in answers.items()}
@@ -40,6 +41,9 @@ class FakeApi:
         self.calls.append((method, path, body, params))
         queue = self.answers[(method, path)]
         return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    async def post(self, path: str, body: object) -> tuple[int, Any]:
+        return await self.request("POST", path, body=body)
 
 
 def client(answers: Mapping[tuple[str, str], list[tuple[int, Any]]]) -> tuple[FakeApi, ApiClient]:

@@ -25,6 +25,9 @@ class RecordingClient:
         self.sent.append((method, path, body, content_type))
         return self.statuses[method], {}
 
+    async def post(self, path: str, body: object) -> tuple[int, Any]:
+        return await self.request("POST", path, body=body, content_type="application/json")
+
 
 def _bind(statuses: dict[str, int], annotations: dict[str, str]) -> tuple[RecordingClient, Store, Any]:
     client = RecordingClient(statuses)
