@@ -91,7 +91,8 @@ _SPARE_CONNECTIONS = 8
 _GC_YOUNG_THRESHOLD = 50_000
 #: Arriving jobs (and binds elsewhere) the fast path places on the event loop itself; more go to a
 #: thread. A turn of a few pods takes well under the interpreter's 5 ms switch interval, less than
-#: handing it to a thread and back costs (docs/performance.md, "The fast path on the event loop").
+#: handing it to a thread and back costs (docs/performance.md, "Binds over lean HTTP/1.1 connections;
+#: small fast-path turns on the event loop").
 _INLINE_ARRIVALS = 16
 
 EXIT_FAILED = 1

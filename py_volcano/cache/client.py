@@ -180,7 +180,8 @@ def api_failure(kind: type[E], what: str, *, status: int | None = None, body: ob
 
 
 class ApiClient:
-    """An async Kubernetes API client: one aiohttp session, at most `concurrency` requests in flight."""
+    """An async Kubernetes API client: aiohttp sessions for requests and watches, lean kept connections
+    for binds (`post`), at most `concurrency` requests in flight."""
 
     def __init__(self, credentials: Credentials, *, concurrency: int = 32, timeout: float = 30.0) -> None:
         """Use `connect`; this constructor must run inside the event loop that will use the client."""
