@@ -13,7 +13,7 @@ from py_volcano.framework.conf import SchedulerConf
 from py_volcano.framework.memory import PluginMemory
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.plugin import Registry, takes_jobs
-from py_volcano.framework.session import Session, close_session, open_session, report_session
+from py_volcano.framework.session import Session, close_session, end_session, open_session, report_session
 
 __all__ = ["run_cycle"]
 
@@ -41,7 +41,8 @@ def run_cycle(
 
     With `keep`, a session that allocates and whose plugins all take jobs (`takes_jobs`) is reported
     instead of closed and handed to `keep` open: the runner's fast path places arrivals in it
-    (`actions.arrivals`) and ends it (`end_session`) before the next cycle opens."""
+    (`actions.arrivals`) and ends it (`end_session`) before the next cycle opens. It is not kept when
+    the next cycle may admit a group this one left waiting (`_admissions_stand`)."""
     ssn = open_session(
         cluster,
         conf,
@@ -63,7 +64,10 @@ def run_cycle(
     ssn.action = ""
     if keep is not None and "allocate" in conf.actions and all(takes_jobs(p) for p in ssn.plugins.values()):
         result = report_session(ssn)
-        keep(ssn)
+        if _admissions_stand(ssn, result):
+            keep(ssn)
+        else:
+            end_session(ssn)
     else:
         result = close_session(ssn)
     result.action_durations = durations
@@ -76,3 +80,18 @@ def run_cycle(
         duration_ms=round(sum(durations.values()) * 1000, 3),
     )
     return result
+
+
+def _admissions_stand(ssn: Session, result: CycleResult) -> bool:
+    """Whether the groups left waiting for admission (phase Pending) wait in the next cycle too, as far as
+    this cycle can tell: none waits, or the cycle bound, pipelined and evicted nothing and left every
+    group in the phase the session shows. Otherwise what enqueue counts next (a group now Running, its
+    minResources no longer held in queue; the room taken) differs from the session's, the next cycle may
+    admit a waiting group, and allocate would place it before the arrivals the fast path places now."""
+    if not any(job.is_pending() for job in ssn.jobs.values()):
+        return True
+    if result.binds or result.evictions or result.pipelined:
+        return False
+    return all(
+        status.phase is ssn.jobs[uid].phase for uid, status in result.pod_groups.items() if uid in ssn.jobs
+    )
