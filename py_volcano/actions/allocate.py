@@ -42,7 +42,7 @@ class AllocateAction:
         jobs of `only` when given (the fast path's arrivals: `actions.arrivals`)."""
         among = None if only is None else [ssn.jobs[uid] for uid in only if uid in ssn.jobs]
         queues, jobs_by_queue = ssn.jobs_by_queue(_schedulable(ssn), among)
-        pending: dict[JobID, PriorityQueue[TaskInfo]] = {}
+        pending: dict[JobID, allocate_hypernodes.TaskRun] = {}
         in_hyper_nodes: dict[JobID, list[TaskInfo]] = {}
         failed_roles: dict[JobID, set[str]] = {}
         while not queues.empty():
@@ -168,9 +168,10 @@ def _schedulable(ssn: Session) -> Callable[[JobInfo, QueueInfo], bool]:
     return include
 
 
-def _pending_tasks(ssn: Session, job: JobInfo) -> PriorityQueue[TaskInfo]:
-    """Pending tasks that request resources (best-effort ones are backfill's)."""
-    return PriorityQueue(ssn.task_order_fn, _requesting(job), strict=True)
+def _pending_tasks(ssn: Session, job: JobInfo) -> allocate_hypernodes.TaskRun:
+    """Pending tasks that request resources (best-effort ones are backfill's), in task order: sorted once
+    (tasks already in order cost a comparison each), the order a heap of them would pop, as no two tie."""
+    return allocate_hypernodes.TaskRun(ordered(ssn.task_order_fn, _requesting(job), strict=True))
 
 
 def _requesting(job: JobInfo) -> list[TaskInfo]:

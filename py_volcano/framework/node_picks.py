@@ -14,14 +14,14 @@ but the nodes it handed out, and the next search starting where its last window 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 import numpy as np
 import numpy.typing as npt
 
 from py_volcano.api import NodeArrays
 
-__all__ = ["LIMIT", "SEEN_LIMIT", "NodePicks"]
+__all__ = ["LIMIT", "MASK_LIMIT", "SEEN_LIMIT", "NodePicks"]
 
 IndexArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
@@ -32,18 +32,32 @@ LIMIT = 16
 #: How many keys a session remembers having seen once, and how many that search alone (each set is
 #: emptied when full).
 SEEN_LIMIT = 4096
+#: How many predicate masks a session keeps (a bool per node each).
+MASK_LIMIT = 64
 
 
 class NodePicks:
     """One session's run of picks, and the keys it plans for: from the second task of a key on (a key
     seen once may be the only one), never for a key whose search takes every feasible node."""
 
-    __slots__ = ("_alone", "_run", "_seen")
+    __slots__ = ("_alone", "_masks", "_run", "_seen")
 
     def __init__(self) -> None:
         self._run: _Run | None = None
         self._seen: set[Hashable] = set()
         self._alone: set[Hashable] = set()
+        self._masks: dict[Hashable, MaskArray] = {}
+
+    def mask(self, mask_key: Hashable, compute: Callable[[], MaskArray]) -> MaskArray:
+        """The predicate mask of `mask_key`, computed once: a mask key's mask stays whatever is placed
+        (`Session.mask_key`). At most `MASK_LIMIT` masks, dropped together when full. Read only."""
+        mask = self._masks.get(mask_key)
+        if mask is None:
+            if len(self._masks) >= MASK_LIMIT:
+                self._masks.clear()
+            mask = self._masks[mask_key] = compute()
+            mask.flags.writeable = False
+        return mask
 
     def take(self, key: Hashable, start: int, arrays: NodeArrays) -> tuple[int, bool, int] | None:
         """The next pick (row, fits idle room, next search start) for a task of `key` whose search would

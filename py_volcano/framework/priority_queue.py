@@ -73,10 +73,14 @@ class PriorityQueue(Generic[T]):
         return len(self._heap)
 
 
-def ordered(less: Callable[[T, T], bool], items: Iterable[T]) -> list[T]:
-    """Return `items` sorted so that each comes before those it is `less` than; stable on ties."""
+def ordered(less: Callable[[T, T], bool], items: Iterable[T], *, strict: bool = False) -> list[T]:
+    """Return `items` sorted so that each comes before those it is `less` than; stable on ties.
+    `strict`, as for `PriorityQueue`: no two distinct items tie, so each comparison asks `less` once."""
 
     def compare(l: T, r: T) -> int:
         return -1 if less(l, r) else 1 if less(r, l) else 0
 
-    return sorted(items, key=cmp_to_key(compare))
+    def compare_strict(l: T, r: T) -> int:
+        return -1 if less(l, r) else 1
+
+    return sorted(items, key=cmp_to_key(compare_strict if strict else compare))

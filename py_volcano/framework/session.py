@@ -316,7 +316,7 @@ class Session(ExtensionPoints):
         if picked is None:
             if not picks.worth_planning(key):
                 return None
-            mask = self.predicate_mask(task)
+            mask = picks.mask(mask_key, lambda: self.predicate_mask(task))
             idle = mask & self.fit_idle(task)
             picks.plan(
                 key,

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from py_volcano.framework import PluginMemory, parse_conf, run_cycle
-from py_volcano.framework.node_picks import LIMIT, SEEN_LIMIT, NodePicks
+from py_volcano.framework.node_picks import LIMIT, MASK_LIMIT, SEEN_LIMIT, NodePicks
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.registry import default_registry
 from tests.builders import cluster, node, node_arrays, pod, pod_group, priority_class, queue
@@ -129,6 +129,24 @@ def test_the_keys_remembered_are_forgotten_past_a_limit() -> None:
     picks.worth_planning(("alone", 0))
     assert picks.worth_planning(("alone", 0))  # forgotten when the set was full: planned again
     assert not picks.worth_planning(("alone", SEEN_LIMIT))
+
+
+def test_a_mask_is_computed_once_a_key_and_read_only_and_the_masks_are_dropped_past_a_limit() -> None:
+    picks, computed = NodePicks(), []
+
+    def compute(key: int) -> np.ndarray[Any, Any]:
+        computed.append(key)
+        return np.array([True, key % 2 == 0])
+
+    first = picks.mask(0, lambda: compute(0))
+    assert picks.mask(0, lambda: compute(0)) is first and computed == [0]
+    with pytest.raises(ValueError, match="read-only"):
+        first[0] = False
+    for key in range(1, MASK_LIMIT + 1):
+        picks.mask(key, lambda key=key: compute(key))  # type: ignore[misc]
+    assert len(computed) == MASK_LIMIT + 1
+    picks.mask(1, lambda: compute(1))  # dropped with the others when the dict was full
+    assert computed[-1] == 1 and len(computed) == MASK_LIMIT + 2
 
 
 def test_at_most_limit_windows_at_once() -> None:

@@ -1,4 +1,4 @@
-"""PriorityQueue: the order items come out in, strict or not."""
+"""PriorityQueue and ordered: the order items come out in, strict or not."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TypeVar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from py_volcano.framework import PriorityQueue
+from py_volcano.framework import PriorityQueue, ordered
 
 T = TypeVar("T")
 Item = tuple[int, int]
@@ -58,3 +58,25 @@ def test_equal_items_of_a_queue_that_is_not_strict_come_out_in_push_order() -> N
         lambda l, r: l[0] < r[0], [(1, "a"), (0, "b"), (1, "c"), (0, "d")]
     )
     assert _drain(queue) == [(0, "b"), (0, "d"), (1, "a"), (1, "c")]
+
+
+@settings(max_examples=100, deadline=None)
+@given(keys=st.lists(st.integers(0, 4), max_size=40), presorted=st.booleans())
+def test_a_strict_sort_gives_the_order_a_strict_queue_pops_asking_less_once_a_comparison(
+    keys: list[int], presorted: bool
+) -> None:
+    """allocate sorts a job's pending tasks once instead of heaping them: the same order; items already
+    in order cost one call of `less` each."""
+    items = [(key, uid) for uid, key in enumerate(sorted(keys) if presorted else keys)]
+    calls = 0
+
+    def less(l: Item, r: Item) -> bool:
+        nonlocal calls
+        calls += 1
+        return l < r
+
+    got = ordered(less, items, strict=True)
+    sorted_calls = calls
+    assert got == _drain(PriorityQueue(less, items, strict=True)) == ordered(less, items)
+    if presorted:
+        assert sorted_calls == max(len(items) - 1, 0)
