@@ -88,10 +88,15 @@ def _admissions_stand(ssn: Session, result: CycleResult) -> bool:
     group in the phase the session shows. Otherwise what enqueue counts next (a group now Running, its
     minResources no longer held in queue; the room taken) differs from the session's, the next cycle may
     admit a waiting group, and allocate would place it before the arrivals the fast path places now."""
-    if not any(job.is_pending() for job in ssn.jobs.values()):
+    waiting = next((uid for uid, job in ssn.jobs.items() if job.is_pending()), None)
+    if waiting is None:
         return True
     if result.binds or result.evictions or result.pipelined:
+        log.debug("session_not_kept", waiting=waiting, reason="the cycle placed or evicted pods")
         return False
-    return all(
-        status.phase is ssn.jobs[uid].phase for uid, status in result.pod_groups.items() if uid in ssn.jobs
-    )
+    for uid, status in result.pod_groups.items():
+        job = ssn.jobs.get(uid)
+        if job is not None and status.phase is not job.phase:
+            log.debug("session_not_kept", waiting=waiting, reason=f"{uid}: {job.phase.value} -> {status.phase.value}")
+            return False
+    return True
