@@ -15,6 +15,7 @@ from py_volcano.framework.extension_points import (
     ValidateResult,
 )
 from py_volcano.framework.memory import PluginMemory, SpecState
+from py_volcano.framework.node_scores import ROW_BY_ROW
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.placements import ReleasedTasks
 from py_volcano.framework.plugin import Action, ActionEntry, JobTaker, Plugin, PluginEntry, Registry, takes_jobs
@@ -42,6 +43,7 @@ __all__ = [
     "PluginOption",
     "PredicateStatus",
     "PriorityQueue",
+    "ROW_BY_ROW",
     "Registry",
     "ReleasedTasks",
     "SchedulerConf",

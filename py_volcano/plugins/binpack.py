@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from py_volcano.api import CPU, MEMORY, JobInfo, NodeArrays, TaskInfo
-from py_volcano.framework import Arguments, IndexArray, Session
+from py_volcano.framework import ROW_BY_ROW, Arguments, IndexArray, Session
 
 __all__ = ["NAME", "BinpackArgs", "BinpackPlugin", "BinpackScores", "new"]
 
@@ -95,10 +95,10 @@ class BinpackScores:
 
     def score(self, task: TaskInfo, rows: IndexArray) -> FloatArray:
         """Volcano's BinPackingScore of each candidate row (over all nodes, or the candidates when few;
-        one row in plain floats)."""
+        a few rows one by one in plain floats)."""
         terms, weight_sum = self._terms(task)
-        if len(rows) == 1:
-            return np.array((self._score_one(terms, weight_sum, int(rows[0])),))
+        if len(rows) <= ROW_BY_ROW:
+            return np.array([self._score_one(terms, weight_sum, row) for row in rows.tolist()], dtype=np.float64)
         subset = len(rows) * 4 < self.size
         score: FloatArray = np.zeros(len(rows) if subset else self.size)
         for request, weight, column, capacity, safe in terms:

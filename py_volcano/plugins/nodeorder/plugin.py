@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from py_volcano.api import JobInfo, NodeInfo, TaskInfo, Toleration, match_node_selector_term
-from py_volcano.framework import Arguments, EventHandler, IndexArray, Session, SpecState
+from py_volcano.framework import ROW_BY_ROW, Arguments, EventHandler, IndexArray, Session, SpecState
 from py_volcano.plugins.nodeorder.one_node import resource_score
 from py_volcano.plugins.nodeorder.pod_affinity import InterPodAffinity
 from py_volcano.plugins.nodeorder.resources import (
@@ -199,8 +199,8 @@ class NodeOrderState:
 
     def score(self, task: TaskInfo, rows: IndexArray) -> FloatArray:
         """Return the weighted sum of every score for the candidate rows."""
-        if len(rows) == 1 and self._reads_row_alone(task):
-            return np.array((self._score_one(task, int(rows[0])),))
+        if len(rows) <= ROW_BY_ROW and self._reads_row_alone(task):
+            return np.array([self._score_one(task, row) for row in rows.tolist()], dtype=np.float64)
         weights = self.weights
         resources = self._resource_scores(task, rows)
         total = resources.astype(np.float64) if resources is not None else np.zeros(len(rows))

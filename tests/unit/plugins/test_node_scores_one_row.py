@@ -1,9 +1,13 @@
-"""nodeorder and binpack score one row in plain floats (`plugins.nodeorder.one_node`, `BinpackScores`);
-on random clusters that score is the vectorised one to the bit, node for node."""
+"""nodeorder and binpack score a few rows one by one in plain floats (`plugins.nodeorder.one_node`,
+`BinpackScores`; up to `framework.ROW_BY_ROW` rows); on random clusters that score is the vectorised one
+to the bit, node for node."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
+from unittest import mock
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -87,9 +91,23 @@ def test_one_row_scores_as_every_row(case: tuple[list[dict[str, Any]], str]) -> 
     assert isinstance(nodeorder, NodeOrderPlugin) and nodeorder.state is not None
     assert isinstance(binpack, BinpackPlugin) and binpack.scores is not None
     every = np.arange(len(ssn.node_list), dtype=np.intp)
+    odd = every[1::2]
     pending = [t for j in ssn.jobs.values() for t in j.tasks.values() if t.status is TaskStatus.PENDING]
     for task in pending:
         for scores in (nodeorder.state.score, binpack.scores.score):
-            whole = scores(task, every).tolist()
+            with _vectorised():
+                whole = scores(task, every).tolist()
             alone = [scores(task, np.array([row], dtype=np.intp)).tolist()[0] for row in every]
             assert alone == whole, (task.name, scores)
+            assert scores(task, every).tolist() == whole, (task.name, scores)  # row by row, several at once
+            assert scores(task, odd).tolist() == whole[1::2], (task.name, scores)
+
+
+@contextlib.contextmanager
+def _vectorised() -> Iterator[None]:
+    """Score every set of rows vectorised, however few."""
+    with (
+        mock.patch("py_volcano.plugins.nodeorder.plugin.ROW_BY_ROW", 0),
+        mock.patch("py_volcano.plugins.binpack.ROW_BY_ROW", 0),
+    ):
+        yield
