@@ -24,6 +24,7 @@ from py_volcano.framework.session import IndexArray, Session, close_session, end
 from py_volcano.framework.statement import Operation, Statement
 
 __all__ = [
+    "ROW_BY_ROW",
     "SWITCHES",
     "Action",
     "ActionEntry",
@@ -43,7 +44,6 @@ __all__ = [
     "PluginOption",
     "PredicateStatus",
     "PriorityQueue",
-    "ROW_BY_ROW",
     "Registry",
     "ReleasedTasks",
     "SchedulerConf",
