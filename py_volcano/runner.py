@@ -624,6 +624,7 @@ class Runner:
                 self.in_flight.add(leftover)
                 leftover.add_done_callback(self.in_flight.discard)
                 raise
+            kept = self.kept is not None  # the fast path may end it before the line below is logged
             self.backoff.record(result.unschedulable_jobs, result.pod_groups.keys())
             self._reads_clock = result.reads_clock
             seconds = time.perf_counter() - began
@@ -646,6 +647,7 @@ class Runner:
             pipelined=len(result.pipelined),
             backed_off=len(backed_off),
             other_shards=len(others),
+            kept=kept,
             duration_ms=round(seconds * 1000, 2),
             cycle_cpu_ms=round(cycle_cpu * 1000, 2),
             snapshot_cpu_ms=round(snapshot_cpu * 1000, 2),

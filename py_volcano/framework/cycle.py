@@ -8,7 +8,7 @@ from datetime import datetime
 
 import structlog
 
-from py_volcano.api import ClusterInfo, CycleResult, JobID, TaskInfo
+from py_volcano.api import ClusterInfo, CycleResult, JobID, JobInfo, PodGroupPhase, TaskInfo
 from py_volcano.framework.conf import SchedulerConf
 from py_volcano.framework.memory import PluginMemory
 from py_volcano.framework.node_search import NodesToFind
@@ -84,10 +84,12 @@ def run_cycle(
 
 def _admissions_stand(ssn: Session, result: CycleResult) -> bool:
     """Whether the groups left waiting for admission (phase Pending) wait in the next cycle too, as far as
-    this cycle can tell: none waits, or the cycle bound, pipelined and evicted nothing and left every
-    group in the phase the session shows. Otherwise what enqueue counts next (a group now Running, its
-    minResources no longer held in queue; the room taken) differs from the session's, the next cycle may
-    admit a waiting group, and allocate would place it before the arrivals the fast path places now."""
+    this cycle can tell: none waits, or the cycle bound, pipelined and evicted nothing and no group left a
+    phase in which it holds room enqueue counts as taken (`_holds_room`). Otherwise that room may come
+    free in the next cycle (a group now Running, its minResources no longer held in queue), the next
+    cycle may admit a waiting group, and allocate would place it before the arrivals the fast path places
+    now. Other phase changes (a one-pod job shown Running while its pod is still Binding, reported
+    Pending) leave what enqueue counts as it was."""
     waiting = next((uid for uid, job in ssn.jobs.items() if job.is_pending()), None)
     if waiting is None:
         return True
@@ -96,7 +98,17 @@ def _admissions_stand(ssn: Session, result: CycleResult) -> bool:
         return False
     for uid, status in result.pod_groups.items():
         job = ssn.jobs.get(uid)
-        if job is not None and status.phase is not job.phase:
+        if job is not None and status.phase is not job.phase and _holds_room(job):
             log.debug("session_not_kept", waiting=waiting, reason=f"{uid}: {job.phase.value} -> {status.phase.value}")
             return False
     return True
+
+
+def _holds_room(job: JobInfo) -> bool:
+    """Whether enqueue counts room as taken for the job beyond its placed tasks while it keeps its phase:
+    an Inqueue group's minResources (proportion's, capacity's and overcommit's inqueue), a Running one's
+    part of them its placed tasks do not hold yet."""
+    if job.phase is PodGroupPhase.INQUEUE:
+        return True
+    held = job.min_resources
+    return job.phase is PodGroupPhase.RUNNING and held is not None and not held.exceeded_part(job.allocated).is_empty()

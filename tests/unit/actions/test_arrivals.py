@@ -75,8 +75,9 @@ def _kept_cycle(store: Store, conf: SchedulerConf, memory: PluginMemory) -> tupl
 
 
 def _kept_or_waiting(objects: list[dict[str, Any]], first: CycleResult, kept: list[Session]) -> Session | None:
-    """The kept session; None only after a cycle that placed or evicted pods, or moved a group to another
-    phase, while a group waited for admission (`run_cycle`'s rule): the next cycle may admit it."""
+    """The kept session; None only after a cycle that placed or evicted pods, or moved a group out of a
+    phase in which enqueue counts room for it, while a group waited for admission (`run_cycle`'s rule):
+    the next cycle may admit it."""
     if kept:
         assert len(kept) == 1
         return kept[0]
@@ -85,8 +86,14 @@ def _kept_or_waiting(objects: list[dict[str, Any]], first: CycleResult, kept: li
     }
     plain_pods = any(not obj["metadata"]["annotations"] for obj in objects if obj["kind"] == "Pod")
     assert "Pending" in phases.values() or plain_pods  # a pod without a PodGroup has one, Pending at first
-    assert first.binds or first.evictions or first.pipelined or any(
-        status.phase.value != phases.get(uid, PodGroupPhase.PENDING.value) for uid, status in first.pod_groups.items()
+    assert (
+        first.binds
+        or first.evictions
+        or first.pipelined
+        or any(
+            status.phase.value != phases.get(uid, PodGroupPhase.PENDING.value)
+            for uid, status in first.pod_groups.items()
+        )
     )
     event("no session kept: a group waits for admission after a cycle that changed something")
     return None
@@ -292,6 +299,36 @@ def test_no_session_is_kept_when_the_next_cycle_may_admit_a_waiting_group() -> N
     first, kept = _kept_cycle(store, CONF, PluginMemory(datetime.now(UTC)))
     assert first.binds == [] and first.pod_groups[JobID("default/g2")].phase is PodGroupPhase.PENDING
     assert len(kept) == 1
+    end_session(kept[0])
+
+
+def test_a_session_is_kept_while_a_group_waits_when_only_a_one_pod_job_binding_changes_phase() -> None:
+    """A pod the fast path placed is still Binding at the next cycle: its one-pod job shows Running (a
+    placed pod's) and the cycle reports it Pending (Binding does not count yet). Enqueue counted no
+    room for it beyond its pod either way, so with g2 still waiting the session is kept, and a second
+    arrival goes to the fast path too."""
+    objects = [
+        node(name="n0", cpu="9"),
+        queue(name="q0"),
+        pod_group(name="g2", queue="q0", min_resources={"cpu": "50"}),  # more than the cluster can admit
+        pod(name="g2-0", group="g2"),
+    ]
+    store = Store(scheduler_name="py-volcano")
+    _feed(store, objects)
+    memory = PluginMemory(datetime.now(UTC))
+    _, kept = _kept_cycle(store, CONF, memory)
+    assert len(kept) == 1
+    placed: list[tuple[TaskInfo, str]] = []
+    kept[0].on_binds = placed.extend
+    assert place_arrivals(kept[0], _arrive(store, [pod(name="solo", queue="q0")])) == []
+    end_session(kept[0])
+    assert _binds(placed) == [("default/solo", "n0")]
+    store.assume("default/solo", "n0")
+    second, kept = _kept_cycle(store, CONF, memory)
+    solo = JobID("default/podgroup-solo")
+    assert second.pod_groups[solo].phase is PodGroupPhase.PENDING
+    assert len(kept) == 1 and kept[0].jobs[solo].phase is PodGroupPhase.RUNNING
+    assert kept[0].jobs[JobID("default/g2")].is_pending()
     end_session(kept[0])
 
 
