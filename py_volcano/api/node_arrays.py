@@ -49,6 +49,8 @@ class NodeArrays:
         "_fit_idle",
         "_log",
         "_opened",
+        "_pipelined_rows",
+        "_releasing_rows",
         "_requests",
         "_versions",
         "allocatable",
@@ -71,6 +73,8 @@ class NodeArrays:
         self._fit_idle: dict[tuple[object, ...], tuple[int, MaskArray]] = {}
         self._fit_future: dict[tuple[object, ...], tuple[int, MaskArray]] = {}
         self._versions: list[int] = [0] * len(self.nodes)
+        self._releasing_rows: set[int] = set()
+        self._pipelined_rows: set[int] = set()
         self.stale: list[int] | None = self._carry(kept) if kept is not None else None
         """The rows written afresh when rows were carried from `kept`; None when every row was."""
         if self.stale is None:
@@ -106,6 +110,8 @@ class NodeArrays:
         self.idle = kept.idle.copy()
         self.releasing = kept.releasing.copy()
         self.pipelined = kept.pipelined.copy()
+        self._releasing_rows = set(kept._releasing_rows)
+        self._pipelined_rows = set(kept._pipelined_rows)
         self._versions = list(kept._versions)
         return stale
 
@@ -128,9 +134,11 @@ class NodeArrays:
         if idle:
             self.idle[index] = self._row(node.idle, node.idle_pods)
         if releasing:
-            self.releasing[index] = self._row(node.releasing, node.releasing_pods)
+            row = self.releasing[index] = self._row(node.releasing, node.releasing_pods)
+            _note(self._releasing_rows, index, any(row))
         if pipelined:
-            self.pipelined[index] = self._row(node.pipelined, node.pipelined_pods)
+            row = self.pipelined[index] = self._row(node.pipelined, node.pipelined_pods)
+            _note(self._pipelined_rows, index, any(row))
 
     def request(self, resreq: Resource) -> FloatArray:
         """Return a task request as a row vector (its resources plus one pod slot), minus the tolerance.
@@ -162,7 +170,10 @@ class NodeArrays:
         return self._cached_fit(resreq, self._fit_idle, future=False)
 
     def fits_future_idle(self, resreq: Resource) -> MaskArray:
-        """Per node: `resreq` fits Idle + Releasing - Pipelined. Read-only; kept current per shape."""
+        """Per node: `resreq` fits Idle + Releasing - Pipelined. Read-only; kept current per shape; the
+        `fits_idle` mask itself while no node has anything releasing or pipelined."""
+        if not self._releasing_rows and not self._pipelined_rows:
+            return self.fits_idle(resreq)
         return self._cached_fit(resreq, self._fit_future, future=True)
 
     def _available(self, rows: IntArray | slice, *, future: bool) -> FloatArray:
@@ -238,3 +249,11 @@ class NodeArrays:
             return np.zeros(available.shape[0], dtype=bool)
         result: MaskArray = np.asarray((available > request).all(axis=1), dtype=bool)
         return result
+
+
+def _note(rows: set[int], index: int, nonzero: bool) -> None:
+    """Keep `rows` the set of rows that hold something."""
+    if nonzero:
+        rows.add(index)
+    else:
+        rows.discard(index)

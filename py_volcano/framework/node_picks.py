@@ -103,19 +103,20 @@ class NodePicks:
         # Windows come round to the first ones after len(found) / wanted; one more may still hold no pick.
         count = min(len(found) // wanted + 1, len(found) - wanted, LIMIT)
         size = count * wanted
-        if split + size <= len(found):
+        if split + size <= len(found):  # no window goes round the end of the list
             windows = found[split : split + size].reshape(count, wanted)
+            ends = windows[:, -1] + 1
         else:  # round the end of the list, and past the first window again when `size` > len(found)
             windows = np.concatenate((found[split:], found, found[: max(size - 2 * len(found) + split, 0)]))
             windows = windows[:size].reshape(count, wanted)
-        ends = windows[:, -1] + 1
-        for round_end in np.flatnonzero(windows[:, 0] > windows[:, -1]):
-            windows[round_end].sort()  # a window round the end of the list is scored in row order
+            ends = windows[:, -1] + 1
+            for round_end in np.flatnonzero(windows[:, 0] > windows[:, -1]):
+                windows[round_end].sort()  # a window round the end of the list is scored in row order
         fits = idle[windows]
         window_scores = scores[windows]
         best_idle = np.where(fits, window_scores, -np.inf).argmax(axis=1)
-        has_idle: MaskArray = np.any(fits, axis=1)
-        columns = np.where(has_idle, best_idle, window_scores.argmax(axis=1))
+        has_idle: MaskArray = fits.any(axis=1)
+        columns = best_idle if has_idle.all() else np.where(has_idle, best_idle, window_scores.argmax(axis=1))
         rows = windows[np.arange(count), columns]
         if size > len(found):
             count = _independent(windows, rows, len(found))

@@ -317,10 +317,11 @@ class Session(ExtensionPoints):
             if not picks.worth_planning(key):
                 return None
             mask = picks.mask(mask_key, lambda: self.predicate_mask(task))
-            idle = mask & self.fit_idle(task)
+            fits, future = self.fit_idle(task), self.fit_future_idle(task)
+            idle = mask & fits
             picks.plan(
                 key,
-                idle | (mask & self.fit_future_idle(task)),
+                idle if future is fits else idle | (mask & future),
                 idle,
                 self.node_scores.every(score_key, lambda rows: self._score_rows(task, rows)),
                 start,

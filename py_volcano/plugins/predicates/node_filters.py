@@ -95,17 +95,7 @@ def _freeze(value: object) -> object:
 class StaticFilters:
     """The static verdict of every node, per pod shape; masks are cached and read-only."""
 
-    __slots__ = (
-        "_by_shape",
-        "_by_task",
-        "_keys",
-        "base",
-        "fields",
-        "labels",
-        "switches",
-        "taints",
-        "unschedulable",
-    )
+    __slots__ = ("_by_shape", "_by_task", "base", "fields", "labels", "switches", "taints", "unschedulable")
 
     def __init__(self, nodes: Sequence[NodeInfo], switches: PredicatesArgs) -> None:
         self.switches = switches
@@ -121,13 +111,11 @@ class StaticFilters:
                     self.taints.setdefault(key, np.zeros(len(nodes), dtype=bool))[row] = True
         self._by_shape: dict[ShapeKey, MaskArray] = {}
         self._by_task: dict[str, MaskArray] = {}
-        self._keys: dict[str, ShapeKey] = {}
 
     def forget_tasks(self) -> StaticFilters:
-        """Drop the masks and keys cached per task (a pod may gain tolerations) and return self, for the
-        next session that takes these filters: the masks cached per shape follow from the node specs alone."""
+        """Drop the masks cached per task (a pod may gain tolerations) and return self, for the next
+        session that takes these filters: the masks cached per shape follow from the node specs alone."""
         self._by_task = {}
-        self._keys = {}
         return self
 
     def mask(self, task: TaskInfo) -> MaskArray:
@@ -142,15 +130,12 @@ class StaticFilters:
         return cached
 
     def key(self, task: TaskInfo) -> ShapeKey:
-        """The key of the task's static mask: tasks of one key pass the same nodes (cached per task)."""
-        key = self._keys.get(task.uid)
-        if key is None:
-            key = self._keys[task.uid] = (
-                _freeze(task.node_selector) if self.switches.node_affinity else (),
-                _freeze(required_node_affinity(task)) if self.switches.node_affinity else (),
-                task.tolerations,
-            )
-        return key
+        """The key of the task's static mask: tasks of one key pass the same nodes."""
+        return (
+            _freeze(task.node_selector) if self.switches.node_affinity else (),
+            _freeze(required_node_affinity(task)) if self.switches.node_affinity else (),
+            task.tolerations,
+        )
 
     def node_affinity(self, task: TaskInfo) -> MaskArray:
         """Per node: it matches the pod's node selector and required node affinity (Kubernetes'

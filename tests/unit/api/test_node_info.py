@@ -115,6 +115,27 @@ def test_cached_fit_masks_follow_random_changes() -> None:
             assert arrays.fits_future_idle(resreq).tolist() == arrays.fits(request, arrays.future_idle()).tolist()
 
 
+def test_the_future_fit_is_the_idle_fit_while_no_node_releases_or_holds_pipelined_tasks() -> None:
+    """Idle + Releasing - Pipelined is Idle while both are zero everywhere: the idle mask is handed out for
+    both; a releasing or pipelined task anywhere brings back the future mask, and removing it the idle one."""
+    snapshot = cluster(node(name="n0", cpu="2"), node(name="n1", cpu="2"), pod(name="p", cpu="2"))
+    nodes = list(snapshot.nodes.values())
+    arrays = NodeArrays(nodes, [])
+    (task,) = [t for job in snapshot.jobs.values() for t in job.tasks.values()]
+    resreq = task.resreq
+    assert arrays.fits_future_idle(resreq) is arrays.fits_idle(resreq)
+    cases = ((TaskStatus.RELEASING, [False, True], [True, True]), (TaskStatus.PIPELINED, [True, True], [False, True]))
+    for status, idle, future in cases:
+        placed = task.clone()
+        placed.status = status
+        nodes[0].add_task(placed)
+        assert arrays.fits_idle(resreq).tolist() == idle
+        assert arrays.fits_future_idle(resreq).tolist() == future
+        nodes[0].remove_task(placed)
+        assert arrays.fits_future_idle(resreq) is arrays.fits_idle(resreq)
+        assert arrays.fits_idle(resreq).tolist() == [True, True]
+
+
 def test_a_node_counts_the_tasks_that_carry_affinity_terms() -> None:
     """`affine` lets a plugin skip the nodes whose pods carry no affinity when it looks for terms."""
     terms: dict[str, Any] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": []}}
