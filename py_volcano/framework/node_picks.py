@@ -115,7 +115,7 @@ class NodePicks:
         fits = idle[windows]
         window_scores = scores[windows]
         best_idle = np.where(fits, window_scores, -np.inf).argmax(axis=1)
-        has_idle: MaskArray = fits.any(axis=1)
+        has_idle: MaskArray = np.any(fits, axis=1)
         columns = best_idle if has_idle.all() else np.where(has_idle, best_idle, window_scores.argmax(axis=1))
         rows = windows[np.arange(count), columns]
         if size > len(found):
