@@ -8,7 +8,7 @@ from datetime import datetime
 
 import structlog
 
-from py_volcano.api import ClusterInfo, CycleResult, JobID, JobInfo, PodGroupPhase, TaskInfo
+from py_volcano.api import ClusterInfo, CycleResult, JobID, JobInfo, PodGroupPhase, TaskInfo, TaskStatus
 from py_volcano.framework.conf import SchedulerConf
 from py_volcano.framework.memory import PluginMemory
 from py_volcano.framework.node_search import NodesToFind
@@ -83,14 +83,16 @@ def run_cycle(
 
 
 def _admissions_stand(ssn: Session, result: CycleResult) -> bool:
-    """Whether the groups left waiting for admission (phase Pending) wait in the next cycle too, as far as
-    this cycle can tell: none waits, or the cycle bound, pipelined and evicted nothing and no group left a
-    phase in which it holds room enqueue counts as taken (`_holds_room`). Otherwise that room may come
-    free in the next cycle (a group now Running, its minResources no longer held in queue), the next
-    cycle may admit a waiting group, and allocate would place it before the arrivals the fast path places
-    now. Other phase changes (a one-pod job shown Running while its pod is still Binding, reported
-    Pending) leave what enqueue counts as it was."""
-    waiting = next((uid for uid, job in ssn.jobs.items() if job.is_pending()), None)
+    """Whether the groups left waiting for room to be admitted (`_waits_for_room`) wait in the next
+    cycle too, as far as this cycle can tell: none waits, or the cycle bound, pipelined and evicted
+    nothing and no group left a phase in which it holds room enqueue counts as taken (`_holds_room`).
+    Otherwise that room may come free in the next cycle (a group now Running, its minResources no
+    longer held in queue), the next cycle may admit a waiting group, and allocate would place it before
+    the arrivals the fast path places now. Other phase changes (a one-pod job shown Running while its
+    pod is still Binding, reported Pending) leave what enqueue counts as it was. Jobs left Pending that
+    need no room (one-pod jobs another shard instance places, left out of this cycle) or have no pod to
+    place (the PodGroup the controller made for a pod already placed) take nothing from the arrivals."""
+    waiting = next((uid for uid, job in ssn.jobs.items() if _waits_for_room(job)), None)
     if waiting is None:
         return True
     if result.binds or result.evictions or result.pipelined:
@@ -102,6 +104,12 @@ def _admissions_stand(ssn: Session, result: CycleResult) -> bool:
             log.debug("session_not_kept", waiting=waiting, reason=f"{uid}: {job.phase.value} -> {status.phase.value}")
             return False
     return True
+
+
+def _waits_for_room(job: JobInfo) -> bool:
+    """Whether the job waits for admission with pods to place and its admission asks the plugins for room
+    (it has minResources: enqueue admits a group without them, a one-pod job, whatever the room)."""
+    return job.is_pending() and job.min_resources is not None and job.count(TaskStatus.PENDING) > 0
 
 
 def _holds_room(job: JobInfo) -> bool:

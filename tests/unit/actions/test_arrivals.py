@@ -332,6 +332,29 @@ def test_a_session_is_kept_while_a_group_waits_when_only_a_one_pod_job_binding_c
     end_session(kept[0])
 
 
+def test_a_session_is_kept_while_only_jobs_that_need_no_room_wait() -> None:
+    """One-pod jobs another shard instance places are left out of the cycle and stay Pending, and a
+    PodGroup made for a pod already placed has nothing to place: neither waits for room (enqueue admits a
+    job without minResources whatever the room), so a cycle that binds keeps its session beside them."""
+    objects = [
+        node(name="n0", cpu="9"),
+        queue(name="q0"),
+        pod(name="theirs", queue="q0"),
+        pod(name="mine", queue="q0"),
+        pod_group(name="made", queue="q0", min_resources={"cpu": "50"}),  # more than the cluster can admit
+        pod(name="made-0", group="made", node_name="n0", phase="Running"),
+    ]
+    store = Store(scheduler_name="py-volcano")
+    _feed(store, objects)
+    kept: list[Session] = []
+    theirs = JobID("default/podgroup-theirs")
+    result = run_cycle(store.snapshot(), CONF, default_registry(), skip=frozenset({theirs}), keep=kept.append)
+    assert _binds(result.binds) == [("default/mine", "n0")]
+    assert len(kept) == 1 and kept[0].jobs[theirs].is_pending()
+    assert kept[0].jobs[JobID("default/made")].is_pending()
+    end_session(kept[0])
+
+
 def test_what_the_fast_path_leaves_for_the_next_cycle() -> None:
     """A best-effort pod (backfill's), a pod whose queue is closed, and a pod that fits no node stay
     pending and are returned; a pod that fits is placed beside them."""
