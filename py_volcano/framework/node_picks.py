@@ -103,15 +103,16 @@ class NodePicks:
         # Windows come round to the first ones after len(found) / wanted; one more may still hold no pick.
         count = min(len(found) // wanted + 1, len(found) - wanted, LIMIT)
         size = count * wanted
-        if split + size <= len(found):  # no window goes round the end of the list
-            windows = found[split : split + size].reshape(count, wanted)
-            ends = windows[:, -1] + 1
-        else:  # round the end of the list, and past the first window again when `size` > len(found)
+        round_end = split + size > len(found)
+        if round_end:  # round the end of the list, and past the first window again when `size` > len(found)
             windows = np.concatenate((found[split:], found, found[: max(size - 2 * len(found) + split, 0)]))
             windows = windows[:size].reshape(count, wanted)
-            ends = windows[:, -1] + 1
-            for round_end in np.flatnonzero(windows[:, 0] > windows[:, -1]):
-                windows[round_end].sort()  # a window round the end of the list is scored in row order
+        else:
+            windows = found[split : split + size].reshape(count, wanted)
+        ends = windows[:, -1] + 1
+        if round_end:
+            for window in np.flatnonzero(windows[:, 0] > windows[:, -1]):
+                windows[window].sort()  # a window round the end of the list is scored in row order
         fits = idle[windows]
         window_scores = scores[windows]
         best_idle = np.where(fits, window_scores, -np.inf).argmax(axis=1)

@@ -305,8 +305,7 @@ def test_no_session_is_kept_when_the_next_cycle_may_admit_a_waiting_group() -> N
 def test_a_session_is_kept_while_a_group_waits_when_only_a_one_pod_job_binding_changes_phase() -> None:
     """A pod the fast path placed is still Binding at the next cycle: its one-pod job shows Running (a
     placed pod's) and the cycle reports it Pending (Binding does not count yet). Enqueue counted no
-    room for it beyond its pod either way, so with g2 still waiting the session is kept, and a second
-    arrival goes to the fast path too."""
+    room for it beyond its pod either way, so with g2 still waiting the session is kept."""
     objects = [
         node(name="n0", cpu="9"),
         queue(name="q0"),
