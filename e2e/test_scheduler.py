@@ -61,9 +61,9 @@ def _exposes(instance: Scheduler, pattern: re.Pattern[str]) -> bool:
     return pattern.search(instance.metrics()) is not None
 
 
-def _kept(instance: Scheduler, quiet: float = 1.0) -> bool:
-    """The instance's last cycle kept its session for the fast path, nothing ended it since, and no cycle
-    ran for `quiet` seconds."""
+def _kept(instance: Scheduler, since: datetime | None = None, quiet: float = 1.0) -> bool:
+    """The instance's last cycle ended after `since` and kept its session for the fast path, nothing ended
+    it since, and no cycle ran for `quiet` seconds."""
     lines = instance.events()
     cycles = [at for at, line in enumerate(lines) if line.get("event") == "cycle_done" and "kept" in line]
     if not cycles or not lines[cycles[-1]]["kept"]:
@@ -71,7 +71,21 @@ def _kept(instance: Scheduler, quiet: float = 1.0) -> bool:
     if any(line.get("event") == "fast_path_ended" for line in lines[cycles[-1] + 1 :]):
         return False
     ended = datetime.fromisoformat(str(lines[cycles[-1]]["timestamp"]))
-    return (datetime.now(UTC) - ended).total_seconds() >= quiet
+    return (since is None or ended > since) and (datetime.now(UTC) - ended).total_seconds() >= quiet
+
+
+CYCLE_LOGGER = "py_volcano.framework.cycle"  # logs a second cycle_done line, without the runner's fields
+
+
+def _timeline(instance: Scheduler, last: int = 12) -> list[str]:
+    """The instance's last cycles, fast-path turns and binds, one short line each (for a failure message)."""
+    shown = ("cycle_done", "fast_path", "fast_path_ended", "task_bound")
+    lines = [line for line in instance.events() if line.get("event") in shown and line.get("logger") != CYCLE_LOGGER]
+    keys = ("jobs", "left", "binds", "kept", "reason", "task")
+    return [
+        f"{line['timestamp']} {line['event']} " + " ".join(f"{key}={line[key]}" for key in keys if key in line)
+        for line in lines[-last:]
+    ]
 
 
 def _fast_path_placements(instance: Scheduler) -> float:
@@ -660,11 +674,16 @@ def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_
             # goes to the fast path of the instance that owns it, which counts the other's binds instead of
             # waiting for a cycle
             before = sum(_fast_path_placements(instance) for instance in (first, second))
+            settled = None
             for i in range(2):
                 for instance in (first, second):
-                    wait_for(f"{instance.log_path.name} idle, its session kept", functools.partial(_kept, instance))
+                    idle = functools.partial(_kept, instance, settled)
+                    wait_for(f"{instance.log_path.name} idle, its session kept", idle)
                 _create_all(rest, [pod(f"fast-{i}", namespace, scheduler=scheduler_name, cpu="500m")])
-                wait_for(f"fast-{i} bound", functools.partial(_bound, rest, namespace, f"fast-{i}"))
+                # every change to a pod (the bind's echo, kwok's Running) starts a cycle at the next period,
+                # which would take a pod arriving meanwhile: the next pod comes once one ran after them all
+                wait_for(f"fast-{i} running", functools.partial(_running, rest, namespace, f"fast-{i}"))
+                settled = datetime.now(UTC)
             fast = sum(_fast_path_placements(instance) for instance in (first, second)) - before
             placed = _nodes_of(rest, namespace)
             bound = {
@@ -680,7 +699,8 @@ def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_
     for shard, lines in bound.items():
         assert {line["node"] for line in lines} <= set(shard_nodes[shard]), (shard, lines)
     assert all(line["status"] == 409 for line in conflicts), conflicts  # only the other instance's wins
-    assert fast == 2, "the fast path placed the pods that came while both instances were idle"
+    timelines = {instance.log_path.name: _timeline(instance) for instance in (first, second)}
+    assert fast == 2, ("the fast path placed the pods that came while both instances were idle", timelines)
     print(f"bound by shard a: {len(by_shard['a'])}, by shard b: {len(by_shard['b'])}, conflicts: {len(conflicts)}")
 
 
