@@ -35,7 +35,7 @@ from py_volcano.api.manifests import (
     parse_queue,
     parse_resource_quota,
 )
-from py_volcano.api.node_arrays import FloatArray, MaskArray, NodeArrays, request_shape
+from py_volcano.api.node_arrays import ROW_BY_ROW, FloatArray, MaskArray, NodeArrays, request_shape
 from py_volcano.api.node_info import NodeInfo, NodeSpec, Taint
 from py_volcano.api.node_shards import (
     HARD_SHARDING,
@@ -146,6 +146,7 @@ __all__ = [
     "QUEUE_NAME_ANNOTATION",
     "REVOCABLE_ZONE_KEY",
     "ROOT_QUEUE",
+    "ROW_BY_ROW",
     "SCHEDULED",
     "SHARDING_MODES",
     "TOPOLOGY_MANAGER_POLICY",

@@ -23,15 +23,17 @@ import numpy.typing as npt
 from py_volcano.api.node_info import NodeInfo
 from py_volcano.api.resource_info import CPU, MEMORY, MIN_RESOURCE, PODS, Resource
 
-__all__ = ["FloatArray", "IntArray", "MaskArray", "NodeArrays", "request_shape"]
+__all__ = ["ROW_BY_ROW", "FloatArray", "IntArray", "MaskArray", "NodeArrays", "request_shape"]
 
 FloatArray = npt.NDArray[np.float64]
 MaskArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.intp]
 
 _INCREMENTAL_ROWS = 512
-#: Up to this many rows written since, a kept fit mask is brought up to date row by row in plain floats.
-_ROW_BY_ROW = 8
+#: Up to this many rows, work on rows goes row by row in plain floats, cheaper than numpy's fixed cost per
+#: operation: a kept fit mask brought up to date (rows written since), a batch score of the few nodes a
+#: gang's run placed on (`framework.NodeScores`' plugins).
+ROW_BY_ROW = 8
 _NO_ROWS: IntArray = np.zeros(0, dtype=np.intp)
 _NO_ROWS.flags.writeable = False
 
@@ -226,7 +228,7 @@ class NodeArrays:
     def _refit(self, mask: MaskArray, rows: set[int], request: FloatArray, *, future: bool) -> None:
         """Test `rows` of a kept fit mask again: one by one in plain floats when few, else vectorised."""
         mask.flags.writeable = True
-        if len(rows) <= _ROW_BY_ROW:
+        if len(rows) <= ROW_BY_ROW:
             limits = request.tolist()
             for row in rows:
                 mask[row] = all(a > r for a, r in zip(self._available_at(row, future), limits, strict=True))

@@ -15,7 +15,6 @@ from py_volcano.framework.extension_points import (
     ValidateResult,
 )
 from py_volcano.framework.memory import PluginMemory, SpecState
-from py_volcano.framework.node_scores import ROW_BY_ROW
 from py_volcano.framework.node_search import NodesToFind
 from py_volcano.framework.placements import ReleasedTasks
 from py_volcano.framework.plugin import Action, ActionEntry, JobTaker, Plugin, PluginEntry, Registry, takes_jobs
@@ -24,7 +23,6 @@ from py_volcano.framework.session import IndexArray, Session, close_session, end
 from py_volcano.framework.statement import Operation, Statement
 
 __all__ = [
-    "ROW_BY_ROW",
     "SWITCHES",
     "Action",
     "ActionEntry",

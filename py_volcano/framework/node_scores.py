@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from py_volcano.api import NodeArrays
 
-__all__ = ["LIMIT", "ROW_BY_ROW", "SEEN_LIMIT", "NodeScores"]
+__all__ = ["LIMIT", "SEEN_LIMIT", "NodeScores"]
 
 IndexArray = npt.NDArray[np.intp]
 FloatArray = npt.NDArray[np.float64]
@@ -30,9 +30,6 @@ ScoreRows = Callable[[IndexArray], FloatArray]
 LIMIT = 64
 #: How many shapes seen once a session remembers (a key each).
 SEEN_LIMIT = 4096
-#: Up to this many rows, a batch score that can score a row in plain floats scores the rows one by one:
-#: cheaper than numpy's fixed cost per operation (a gang's run rescoring the few nodes it placed on).
-ROW_BY_ROW = 8
 
 
 class NodeScores:

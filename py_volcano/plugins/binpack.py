@@ -16,8 +16,8 @@ from types import MappingProxyType
 import numpy as np
 import numpy.typing as npt
 
-from py_volcano.api import CPU, MEMORY, JobInfo, NodeArrays, TaskInfo
-from py_volcano.framework import ROW_BY_ROW, Arguments, IndexArray, Session
+from py_volcano.api import CPU, MEMORY, ROW_BY_ROW, JobInfo, NodeArrays, TaskInfo
+from py_volcano.framework import Arguments, IndexArray, Session
 
 __all__ = ["NAME", "BinpackArgs", "BinpackPlugin", "BinpackScores", "new"]
 

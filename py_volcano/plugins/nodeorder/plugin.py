@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from py_volcano.api import JobInfo, NodeInfo, TaskInfo, Toleration, match_node_selector_term
-from py_volcano.framework import ROW_BY_ROW, Arguments, EventHandler, IndexArray, Session, SpecState
+from py_volcano.api import ROW_BY_ROW, JobInfo, NodeInfo, TaskInfo, Toleration, match_node_selector_term
+from py_volcano.framework import Arguments, EventHandler, IndexArray, Session, SpecState
 from py_volcano.plugins.nodeorder.one_node import resource_score
 from py_volcano.plugins.nodeorder.pod_affinity import InterPodAffinity
 from py_volcano.plugins.nodeorder.resources import (

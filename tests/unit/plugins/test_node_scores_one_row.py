@@ -1,5 +1,5 @@
 """nodeorder and binpack score a few rows one by one in plain floats (`plugins.nodeorder.one_node`,
-`BinpackScores`; up to `framework.ROW_BY_ROW` rows); on random clusters that score is the vectorised one
+`BinpackScores`; up to `api.ROW_BY_ROW` rows); on random clusters that score is the vectorised one
 to the bit, node for node."""
 
 from __future__ import annotations
