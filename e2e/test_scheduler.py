@@ -74,13 +74,14 @@ def _kept(instance: Scheduler, since: datetime | None = None, quiet: float = 1.0
     return (since is None or ended > since) and (datetime.now(UTC) - ended).total_seconds() >= quiet
 
 
-CYCLE_LOGGER = "py_volcano.framework.cycle"  # logs a second cycle_done line, without the runner's fields
-
-
 def _timeline(instance: Scheduler, last: int = 12) -> list[str]:
     """The instance's last cycles, fast-path turns and binds, one short line each (for a failure message)."""
     shown = ("cycle_done", "fast_path", "fast_path_ended", "task_bound")
-    lines = [line for line in instance.events() if line.get("event") in shown and line.get("logger") != CYCLE_LOGGER]
+    lines = [
+        line
+        for line in instance.events()
+        if line.get("event") in shown and (line["event"] != "cycle_done" or "kept" in line)  # the runner's line
+    ]
     keys = ("jobs", "left", "binds", "kept", "reason", "task")
     return [
         f"{line['timestamp']} {line['event']} " + " ".join(f"{key}={line[key]}" for key in keys if key in line)
