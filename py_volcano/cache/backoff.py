@@ -62,11 +62,11 @@ class Backoff:
         return min(self.initial * 2.0 ** min(attempts - 1, 62), self.maximum)
 
     def wake(self, changes: Changes, *, preempting: bool) -> None:
-        """Mark the jobs `changes` could help; `preempting` when preempt or reclaim is configured."""
+        """Mark the jobs `changes` could help; `preempting` when preempt or reclaim is configured. A job
+        whose own pods or PodGroup changed comes back at once, whatever else changed beside."""
         if changes.everything or changes.freed or (preempting and changes.placed):
             for waiting in self.waiting.values():
                 waiting.woken = True
-            return
         if not changes.jobs:
             return
         now = self.clock()

@@ -79,6 +79,20 @@ def test_a_change_to_its_own_pods_brings_a_job_back_at_once(backoff: Backoff, cl
     assert backoff.waiting[A].retry_at == clock[0] + 4.0
 
 
+def test_its_own_change_brings_a_job_back_at_once_beside_a_change_that_wakes_every_job(
+    backoff: Backoff, clock: list[float]
+) -> None:
+    """A gang's last pod arriving in the same batch of changes as room freed elsewhere (another gang's
+    PodGroup leaving Inqueue as it is placed) still brings the gang back at the next cycle: the room freed
+    wakes every job for when its backoff has passed, and does not hide the gang's own change."""
+    for _ in range(5):
+        fail(backoff, A, B)  # its pods arriving cycle after cycle: a 10 s backoff by now
+    backoff.wake(Changes(freed=True, jobs={A}), preempting=False)
+    assert backoff.skipped() == {B}
+    clock[0] += 10.0
+    assert backoff.skipped() == frozenset()
+
+
 def test_without_a_change_a_failed_job_stays_out_until_it_is_flushed(backoff: Backoff, clock: list[float]) -> None:
     """Time alone does not bring it back before `flush_after` (kube-scheduler's unschedulable pods)."""
     fail(backoff, A)
