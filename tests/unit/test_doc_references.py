@@ -1,8 +1,8 @@
-"""References into docs/semantics.md, docs/scenarios.md and docs/plugins.md resolve, and nothing points outside
-the repository.
+"""References into the documents resolve, and nothing points outside the repository.
 
-Code comments cite sections as `(docs/semantics.md, "Proportion enqueue")` and the docs link to
-`#anchors`; a renamed heading must fail here rather than leave a dangling reference.
+Code comments cite sections of docs/semantics.md, docs/scenarios.md and docs/plugins.md as
+`(docs/semantics.md, "Proportion enqueue")`, and the README, the docs and the chart's README link to
+`file.md#anchors`; a renamed heading must fail here rather than leave a dangling reference.
 """
 
 from __future__ import annotations
@@ -15,7 +15,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ("docs/semantics.md", "docs/scenarios.md", "docs/plugins.md")
 CITATION = re.compile(r"(docs/(?:semantics|scenarios|plugins)\.md),\s*(?:#\s*)?\"([^\"]+)\"((?:\s+and\s+\"[^\"]+\")*)")
-LINK = re.compile(r"\]\(((?:docs/)?(?:semantics|scenarios|plugins)\.md)?#([^)]+)\)")
+LINK = re.compile(r"\]\(([^)\s#]*\.md)?#([^)\s]+)\)")
+#: The documents whose links are checked: the README, the docs and the chart's README.
+LINKING = (
+    "README.md",
+    *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")),
+    "charts/py-volcano/README.md",
+)
 #: Where a user's clone would not find a file: the build notes beside the project, never shipped with it.
 OUTSIDE = ("../" + "shared", "BEHAVIOUR" + ".md", "FORMAT" + ".md")
 
@@ -55,15 +61,13 @@ def test_every_cited_section_exists() -> None:
     assert missing == []
 
 
-@pytest.mark.parametrize("source", ["README.md", *DOCS])
+@pytest.mark.parametrize("source", LINKING)
 def test_links_into_the_documents_reach_a_heading(source: str) -> None:
-    """Markdown links to `#anchor` in semantics.md or scenarios.md land on a heading."""
+    """Markdown links to `#anchor`, in the same document or another, land on a heading."""
     missing = []
     for target, anchor in LINK.findall((ROOT / source).read_text()):
-        doc = f"docs/{Path(target).name}" if target else source
-        if doc not in DOCS:
-            continue
-        if anchor not in {_anchor(h) for h in _headings(doc)}:
+        doc = ((ROOT / source).parent / target).resolve() if target else ROOT / source
+        if not doc.is_file() or anchor not in {_anchor(h) for h in _headings(str(doc.relative_to(ROOT)))}:
             missing.append(f"{target or source}#{anchor}")
     assert missing == []
 
