@@ -704,6 +704,41 @@ def test_a_pod_placed_before_its_condition_is_sent_is_not_marked_unschedulable(
         assert cluster.conditions(pod)["PodScheduled"]["status"] == "True"
 
 
+def test_a_pod_bound_while_its_condition_is_on_its_way_keeps_its_scheduled_condition(
+    control_plane: Any, cluster: Cluster
+) -> None:
+    """A PodScheduled=False goes conditioned on the resourceVersion the scheduler last saw the pod waiting
+    at (`waiting_version`, the store's in `py-volcano run`). One pod is still waiting: written. One was
+    bound after the store last saw it (a gang the next cycle placed while the last cycle's conditions were
+    being written): the API server refuses the write (409) and the pod keeps PodScheduled=True, where an
+    unconditioned write left bound, running pods marked Unschedulable. One the store already shows bound
+    or being bound: nothing is sent."""
+    ns = cluster.namespace
+    cluster.node("n1", "500m")
+    for name in ("waiting", "bound-meanwhile", "seen-bound"):
+        cluster.pod(name, cpu="1")
+    result = cluster.cycle()
+    assert sorted(wait.name for wait in result.pod_waits.values()) == ["bound-meanwhile", "seen-bound", "waiting"]
+    seen = {pod.metadata.name: int(pod.metadata.resource_version) for pod in cluster.core.list_namespaced_pod(ns).items}
+    versions = {f"{ns}/waiting": seen["waiting"], f"{ns}/bound-meanwhile": seen["bound-meanwhile"]}
+
+    async def scenario(writer: StatusWriter, api: RecordingClient) -> None:
+        writer.submit(result)
+        cluster.core.create_namespaced_binding(
+            ns,
+            {"metadata": {"name": "bound-meanwhile"}, "target": {"kind": "Node", "name": "n1"}},
+            _preload_content=False,
+        )
+        await writer.flush()
+        answers = {path.split("/")[-2]: status for _, path, status, _ in api.take() if "/pods/" in path}
+        assert answers == {"waiting": 200, "bound-meanwhile": 409}
+
+    run_writer(control_plane, scenario, waiting_version=versions.get)
+    assert cluster.conditions("waiting")["PodScheduled"]["status"] == "False"
+    assert cluster.conditions("bound-meanwhile")["PodScheduled"]["status"] == "True"
+    assert "PodScheduled" not in cluster.conditions("seen-bound")
+
+
 def test_a_queue_closed_while_the_cycle_ran_stays_closed(control_plane: Any, cluster: Cluster) -> None:
     """The cycle read the Queue before it had a state, so it writes `Open`; `py-volcano queue close` lands
     first. The write is conditioned on the resourceVersion the cycle read: refused (409), not logged as a

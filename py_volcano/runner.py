@@ -202,7 +202,9 @@ class Runner:
         self.metrics = Metrics()
         self.metrics.observe_conf(conf.conf)
         conf.listener = self.metrics.observe_conf
-        self.status = StatusWriter(client, scheduler_name=settings.cycle.scheduler_name)
+        self.status = StatusWriter(
+            client, scheduler_name=settings.cycle.scheduler_name, waiting_version=self.store.waiting_pod_version
+        )
         self.leader = LeaderElector(client, settings.leader) if settings.leader.enabled else None
         self.controller: PodGroupController | None = None
         if settings.controller.enabled:

@@ -42,6 +42,7 @@ from py_volcano.cache import status_diff
 from py_volcano.cache.annotations import AnnotationPatch, AnnotationRecords
 from py_volcano.cache.client import status_message
 from py_volcano.cache.event_series import EventSeries, Series
+from py_volcano.cache.store import resource_version
 from py_volcano.errors import ApiError
 
 if TYPE_CHECKING:
@@ -171,10 +172,18 @@ class StatusWriter:
         concurrency: int = 16,
         max_events: int = 10_000,
         clock: Callable[[], float] = time.time,
+        waiting_version: Callable[[str], int | None] | None = None,
     ) -> None:
         """`concurrency` bounds writes in flight; repeated events fold into series (`event_series`), and
-        beyond `max_events` distinct series waiting at once a new one is counted as not recorded."""
+        beyond `max_events` distinct series waiting at once a new one is counted as not recorded.
+        `waiting_version` gives the resourceVersion of pod `ns/name` as last seen waiting for a node, None
+        once it is bound, being bound or gone (`Store.waiting_pod_version`): a PodScheduled=False is sent
+        only then, conditioned on that version, so it never lands on a pod bound meanwhile."""
         self._client = client
+        self._waiting_version = waiting_version
+        #: The resourceVersion each pod had after our last PodScheduled write to it, by uid: newer than
+        #: the store's until the store sees the echo.
+        self._written: dict[TaskID, int] = {}
         self._controller = scheduler_name
         self._instance = f"{scheduler_name}-{socket.gethostname()}"[:128]
         self._concurrency = concurrency
@@ -231,6 +240,7 @@ class StatusWriter:
         A PodScheduled=False still queued for the pod is dropped: the API server set it True on binding.
         """
         self._pods.pop(task.uid, None)
+        self._written.pop(task.uid, None)
         self._pending.pop(("Pod", task.uid), None)
         note = f"Successfully assigned {task.key} to {node}"
         self._queue_event(_pod_event(task, "Normal", "Scheduled", "Binding", note, self._clock()))
@@ -333,6 +343,7 @@ class StatusWriter:
         for uid in records.keys() - waits.keys():
             if uid not in result.unplaced:
                 del records[uid]
+                self._written.pop(uid, None)
                 self._pending.pop(("Pod", uid), None)
 
     def _diff_pod(self, uid: TaskID, wait: PodWait, now: str) -> None:
@@ -435,8 +446,9 @@ class StatusWriter:
                 if key is not None:
                     self._in_flight.discard(key)
 
-    def _request(self, item: _Queued) -> tuple[str, str, str, str, dict[str, Any], str]:
-        """Return (kind, object, method, path, body, content type) of a queued item."""
+    def _request(self, item: _Queued, version: int | None = None) -> tuple[str, str, str, str, dict[str, Any], str]:
+        """Return (kind, object, method, path, body, content type) of a queued item; a pod's condition
+        conditioned on its resourceVersion `version` when given."""
         if isinstance(item, _StatusPatch):
             return item.kind, item.name, "PATCH", item.path + self.status_suffix[item.kind], item.body, MERGE_PATCH
         if isinstance(item, AnnotationPatch):
@@ -446,6 +458,8 @@ class StatusWriter:
             body = status_diff.pod_scheduled_patch(
                 uid=item.uid, reason=item.reason, message=item.message, since=item.since
             )
+            if version is not None:
+                body["metadata"]["resourceVersion"] = str(version)
             return "Pod", f"{item.namespace}/{item.name}", "PATCH", path, body, STRATEGIC_MERGE_PATCH
         _, _, namespace, name, _ = item.event.regarding
         path = f"/apis/events.k8s.io/v1/namespaces/{namespace or 'default'}/events"
@@ -481,7 +495,15 @@ class StatusWriter:
         )
 
     async def _send(self, item: _Queued) -> None:
-        kind, name, method, path, body, content_type = self._request(item)
+        version = None
+        if isinstance(item, _PodRecord) and self._waiting_version is not None:
+            version = self._waiting_version(f"{item.namespace}/{item.name}")
+            if version is None:  # bound, being bound or gone since the cycle: nothing to say
+                self._forget(item)
+                log.debug("status_write_dropped", kind="Pod", object=f"{item.namespace}/{item.name}")
+                return
+            version = max(version, self._written.get(item.uid, 0))
+        kind, name, method, path, body, content_type = self._request(item, version)
         try:
             code, answer = await self._client.request(method, path, body=body, content_type=content_type)
         except ApiError as exc:
@@ -494,6 +516,8 @@ class StatusWriter:
         elif code < 300:
             log.debug("status_written", kind=kind, object=name)
             if isinstance(item, _PodRecord):
+                if isinstance(answer, Mapping) and item.uid in self._pods:
+                    self._written[item.uid] = resource_version(answer)
                 self._queue_event(_failed_scheduling(item, self._clock()))
         elif code == 404 and isinstance(item, _StatusPatch) and _route_missing(answer):
             self._failed(item, kind, name, code, f"{path} is not served: {status_message(answer)}")
@@ -502,6 +526,10 @@ class StatusWriter:
             self._forget(item)  # the object changed since the cycle read it: the next cycle writes anew
             self.unwritten = True
             log.info("status_write_stale", kind=kind, object=name, reason=status_message(answer))
+        elif code == 409 and isinstance(item, _PodRecord) and version is not None:
+            self._forget(item)  # the pod changed since last seen waiting (bound, most often): the next cycle decides
+            self.unwritten = True
+            log.debug("status_write_stale", kind=kind, object=name, reason=status_message(answer))
         elif code == 404:
             if isinstance(item, Series):
                 self._events.failed(item)  # the Event expired (the API server keeps them an hour): start anew

@@ -778,6 +778,14 @@ class Store:
         record = self.records[PODS.name].get(key)
         return record.spec if record is not None else None
 
+    def waiting_pod_version(self, key: str) -> int | None:
+        """Return the resourceVersion of pod `ns/name` as last seen while it waits for a node; None once it is
+        bound, a bind of ours is in flight for it, or it is gone (the status writer's `waiting_version`)."""
+        record = self.records[PODS.name].get(key)
+        if record is None or key in self.assumed or (record.spec is not None and record.spec.task.node_name):
+            return None
+        return record.version
+
     def pod_group(self, key: str) -> PodGroupSpec | None:
         """Return the parsed PodGroup `ns/name`, or None (absent or unusable)."""
         record = self.records[POD_GROUPS.name].get(key)
