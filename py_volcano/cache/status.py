@@ -568,3 +568,5 @@ class StatusWriter:
             key, record = item.name, item.record
         if records.get(key) is record:
             del records[key]
+            if isinstance(item, _PodRecord):
+                self._written.pop(item.uid, None)
