@@ -239,9 +239,7 @@ class StatusWriter:
 
         A PodScheduled=False still queued for the pod is dropped: the API server set it True on binding.
         """
-        self._pods.pop(task.uid, None)
-        self._written.pop(task.uid, None)
-        self._pending.pop(("Pod", task.uid), None)
+        self._drop_pod(task.uid)
         note = f"Successfully assigned {task.key} to {node}"
         self._queue_event(_pod_event(task, "Normal", "Scheduled", "Binding", note, self._clock()))
 
@@ -339,12 +337,15 @@ class StatusWriter:
         waits = result.pod_waits
         for uid, wait in waits.items():
             self._diff_pod(uid, wait, now)
-        records = self._pods
-        for uid in records.keys() - waits.keys():
+        for uid in self._pods.keys() - waits.keys():
             if uid not in result.unplaced:
-                del records[uid]
-                self._written.pop(uid, None)
-                self._pending.pop(("Pod", uid), None)
+                self._drop_pod(uid)
+
+    def _drop_pod(self, uid: TaskID) -> None:
+        """Forget the pod's condition: its record, the version our last write of it returned, its queued write."""
+        self._pods.pop(uid, None)
+        self._written.pop(uid, None)
+        self._pending.pop(("Pod", uid), None)
 
     def _diff_pod(self, uid: TaskID, wait: PodWait, now: str) -> None:
         record = self._pods.get(uid)
