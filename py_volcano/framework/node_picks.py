@@ -102,27 +102,33 @@ class NodePicks:
         # are feasible: the picks before the last leave more than `wanted`.
         # Windows come round to the first ones after len(found) / wanted; one more may still hold no pick.
         count = min(len(found) // wanted + 1, len(found) - wanted, LIMIT)
-        size = count * wanted
-        round_end = split + size > len(found)
-        if round_end:  # round the end of the list, and past the first window again when `size` > len(found)
-            windows = np.concatenate((found[split:], found, found[: max(size - 2 * len(found) + split, 0)]))
-            windows = windows[:size].reshape(count, wanted)
-        else:
-            windows = found[split : split + size].reshape(count, wanted)
-        ends = windows[:, -1] + 1
-        if round_end:
-            for window in np.flatnonzero(windows[:, 0] > windows[:, -1]):
-                windows[window].sort()  # a window round the end of the list is scored in row order
+        windows, ends = _windows(found, split, count, wanted)
         fits = idle[windows]
         window_scores = scores[windows]
         best_idle = np.where(fits, window_scores, -np.inf).argmax(axis=1)
         has_idle: MaskArray = np.any(fits, axis=1)
         columns = best_idle if has_idle.all() else np.where(has_idle, best_idle, window_scores.argmax(axis=1))
         rows = windows[np.arange(count), columns]
-        if size > len(found):
+        if count * wanted > len(found):
             count = _independent(windows, rows, len(found))
         picked, idle_room, after = rows[:count].tolist(), has_idle[:count].tolist(), ends[:count].tolist()
         self._run = _Run(key, picked, idle_room, after, start, version)
+
+
+def _windows(found: IndexArray, split: int, count: int, wanted: int) -> tuple[IndexArray, IndexArray]:
+    """The `count` windows of `wanted` feasible rows from `found[split]` on, round the end of the list
+    (and past the first window again when they hold more than `found`), each in row order; and the row
+    after each window's last one taken, where the search after it starts."""
+    size = count * wanted
+    if split + size <= len(found):
+        windows = found[split : split + size].reshape(count, wanted)
+        return windows, windows[:, -1] + 1
+    windows = np.concatenate((found[split:], found, found[: max(size - 2 * len(found) + split, 0)]))
+    windows = windows[:size].reshape(count, wanted)
+    ends = windows[:, -1] + 1
+    for window in np.flatnonzero(windows[:, 0] > windows[:, -1]):
+        windows[window].sort()  # a window round the end of the list is scored in row order
+    return windows, ends
 
 
 def _independent(windows: IndexArray, rows: IndexArray, feasible: int) -> int:
