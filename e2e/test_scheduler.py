@@ -628,7 +628,9 @@ def test_two_shard_instances_bind_each_pod_once_on_their_own_nodes_within_queue_
     import subprocess
 
     label = token("pool")
-    shard_nodes = {shard: [nodes.add(cpu="4", pool=f"{label}-{shard}") for _ in range(2)] for shard in "ab"}
+    # Each shard holds every pod of the test (24 of 500m), whichever instance owns how many: a pod its owner's
+    # shard cannot hold waits for another instance's takeover, not for the fast path.
+    shard_nodes = {shard: [nodes.add(cpu="8", pool=f"{label}-{shard}") for _ in range(2)] for shard in "ab"}
     shards = {shard: f"{label}-{shard}" for shard in "ab"}
     command = [py_volcano(), "shard", f"--kubeconfig={control_plane.kubeconfig}"]
     command += [f"--shard={name}=pool={name}" for name in shards.values()]
